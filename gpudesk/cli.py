@@ -1,0 +1,252 @@
+"""The command line: the GUI by default, and the same jobs without a window (`--json` for scripts).
+
+Imports are deferred to the command that needs them, so `gpudesk --version` and the GUI's
+start-up pay only for what they use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from gpudesk import APP_NAME, __version__
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+CATALOGUE_KINDS = ("accelerators", "systems", "cloud", "prices", "regions", "interconnects", "sources")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=APP_NAME,
+        description="Choose AI compute and defend the choice. Without a command, opens the app.",
+    )
+    parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
+    parser.add_argument("--quit-after-startup", action="store_true",
+                        help="open the window, quit with status 0 once the catalogue is shown")
+    parser.add_argument("--self-test", action="store_true",
+                        help="check the installation offscreen: views, catalogue, estimate, chart, PDF")
+    parser.add_argument("--database-url", metavar="URL", help="use this SQLAlchemy database URL")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    cat = sub.add_parser("catalogue", help="list or show catalogue entries")
+    cat_sub = cat.add_subparsers(dest="action", metavar="ACTION", required=True)
+    lst = cat_sub.add_parser("list", help="list entries of one kind (default: all kinds)")
+    lst.add_argument("--kind", choices=CATALOGUE_KINDS)
+    lst.add_argument("--json", action="store_true", help="print JSON")
+    show = cat_sub.add_parser("show", help="show one entry with its sources")
+    show.add_argument("id")
+    show.add_argument("--json", action="store_true", help="print JSON")
+
+    est = sub.add_parser("estimate", help="estimate a scenario file")
+    est.add_argument("scenario", help="a gpudesk scenario (.json)")
+    est.add_argument("--json", action="store_true", help="print JSON")
+
+    cmp_ = sub.add_parser("compare", help="compare the configurations of a scenario file")
+    cmp_.add_argument("scenario", help="a gpudesk scenario (.json) with a 'compare' list")
+    cmp_.add_argument("--pdf", metavar="OUT.pdf", help="write the procurement PDF")
+    cmp_.add_argument("--csv", metavar="OUT.csv", help="write the comparison table as CSV")
+    cmp_.add_argument("--json", action="store_true", help="print JSON")
+    cmp_.add_argument("--author", default=None, help="author printed on the PDF cover")
+    cmp_.add_argument("--organisation", default=None, help="organisation printed on the PDF cover")
+    cmp_.add_argument("--page-size", choices=("A4", "Letter"), default=None)
+
+    imp = sub.add_parser("import", help="import benchmark result files")
+    imp.add_argument("files", nargs="+", metavar="FILE")
+    imp.add_argument("--dry-run", action="store_true", help="read and check, store nothing")
+    imp.add_argument("--json", action="store_true", help="print JSON")
+    imp.add_argument("--gpu", metavar="ID", help="accelerator id for files that do not name their hardware")
+    imp.add_argument("--count", type=int, metavar="N", help="accelerator count for such files")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.self_test:
+        from gpudesk.selftest import run_self_test
+
+        return run_self_test()
+    if args.command is None:
+        from gpudesk.ui.app import run_app
+
+        return run_app(quit_after_startup=args.quit_after_startup, database_url=args.database_url)
+    try:
+        handler = {
+            "catalogue": _catalogue,
+            "estimate": _estimate,
+            "compare": _compare,
+            "import": _import,
+        }[args.command]
+        return handler(args)
+    except BrokenPipeError:  # `gpudesk catalogue list | head`
+        return EXIT_OK
+    except CliError as exc:
+        print(f"{APP_NAME}: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+class CliError(Exception):
+    """A failure to report in one line on stderr with a non-zero exit status."""
+
+
+def _open(args):
+    from gpudesk.core.catalogue import open_catalogue
+    from gpudesk.core.catalogue.bundle import BundleError
+
+    try:
+        return open_catalogue(args.database_url)
+    except BundleError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _print_json(data) -> None:
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
+    sys.stdout.write("\n")
+
+
+# ------------------------------------------------------------------------ catalogue
+def _catalogue(args) -> int:
+    cat = _open(args)
+    if args.action == "list":
+        kinds = [args.kind] if args.kind else [k for k in CATALOGUE_KINDS]
+        if args.json:
+            if args.kind:
+                _print_json([cat.to_json(args.kind, r) for r in cat.items(args.kind)])
+            else:
+                _print_json({k: [cat.to_json(k, r) for r in cat.items(k)] for k in kinds})
+            return EXIT_OK
+        from gpudesk.core.catalogue.fields import KIND_LABELS, KINDS
+
+        for kind in kinds:
+            cols = [f for f in KINDS[kind] if f.column]
+            rows = [[_cell(r.get(f.name), f.name) for f in cols] for r in cat.items(kind)]
+            print(f"{KIND_LABELS[kind]} ({len(rows)}), catalogue {cat.version}")
+            _print_table([f.header() for f in cols], rows)
+            print()
+        return EXIT_OK
+    found = cat.find(args.id)
+    if found is None:
+        raise CliError(f"no catalogue entry has the id '{args.id}' (try `{APP_NAME} catalogue list`)")
+    kind, record = found
+    data = cat.to_json(kind, record)
+    if args.json:
+        _print_json(data)
+        return EXIT_OK
+    from gpudesk.core.catalogue.fields import KIND_NOUNS, KINDS
+
+    print(f"{KIND_NOUNS[kind]} {record['id']}  ({record.get('origin')})")
+    width = max(len(f.header()) for f in KINDS[kind])
+    for spec in KINDS[kind]:
+        value = record.get(spec.name)
+        if value is None or value == "":
+            continue
+        line = f"  {spec.header():<{width}}  {_cell(value, spec.name)}"
+        src = data.get("sources", {}).get(spec.name)
+        if src and spec.figure:
+            line += f"   [{src['title']}, {src['date']}]"
+        print(line)
+    urls = {s["url"] for s in data.get("sources", {}).values() if s and s.get("url")}
+    if urls:
+        print("  sources:")
+        for url in sorted(urls):
+            print(f"    {url}")
+    return EXIT_OK
+
+
+def _cell(value, field: str = "") -> str:
+    from gpudesk.core.format import format_number
+
+    return format_number(value, field)
+
+
+def _print_table(headers: list[str], rows: list[list[str]]) -> None:
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+    widths = [min(w, 40) for w in widths]
+    print("  ".join(h[:w].ljust(w) for h, w in zip(headers, widths)))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print("  ".join(c[:w].ljust(w) for c, w in zip(row, widths)).rstrip())
+
+
+# ------------------------------------------------------------------------ estimate / compare / import
+def _estimate(args) -> int:
+    from gpudesk.core.estimate.report_text import format_estimate
+    from gpudesk.core.resolve import ResolveError, estimate_scenario
+    from gpudesk.core.scenario import ScenarioError, load_scenario
+
+    try:
+        scenario = load_scenario(args.scenario)
+    except ScenarioError as exc:
+        raise CliError(str(exc)) from exc
+    cat = _open(args)
+    try:
+        result = estimate_scenario(scenario, cat)
+    except ResolveError as exc:
+        raise CliError(f"{args.scenario}: {exc}") from exc
+    if args.json:
+        _print_json(result.to_json())
+    else:
+        print(format_estimate(scenario, result))
+    return EXIT_OK
+
+
+def _compare(args) -> int:
+    from gpudesk.core.compare import build_comparison, comparison_csv, comparison_json, format_comparison
+    from gpudesk.core.resolve import ResolveError
+    from gpudesk.core.scenario import ScenarioError, load_scenario
+
+    try:
+        scenario = load_scenario(args.scenario)
+    except ScenarioError as exc:
+        raise CliError(str(exc)) from exc
+    cat = _open(args)
+    try:
+        comparison = build_comparison(scenario, cat)
+    except ResolveError as exc:
+        raise CliError(f"{args.scenario}: {exc}") from exc
+    if args.csv:
+        from gpudesk.core.fileio import atomic_write_text
+
+        atomic_write_text(args.csv, comparison_csv(comparison))
+    if args.pdf:
+        from gpudesk.core.settings import load_settings
+        from gpudesk.ui.report.render import render_comparison_pdf
+
+        settings = load_settings()
+        render_comparison_pdf(
+            comparison,
+            args.pdf,
+            author=args.author if args.author is not None else settings.author,
+            organisation=args.organisation if args.organisation is not None else settings.organisation,
+            page_size=args.page_size or settings.page_size,
+        )
+    if args.json:
+        _print_json(comparison_json(comparison))
+    elif not (args.pdf or args.csv):
+        print(format_comparison(comparison))
+    else:
+        for path in (args.pdf, args.csv):
+            if path:
+                print(f"wrote {path}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _import(args) -> int:
+    from gpudesk.core.benchmarks.store import import_files
+
+    cat = _open(args)
+    report = import_files(cat, args.files, dry_run=args.dry_run, gpu=args.gpu, count=args.count)
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        print(report.format_text())
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""gpudesk.core.benchmarks"""

@@ -1,0 +1,292 @@
+"""The catalogue's kinds and fields: one description that drives loading, validation, the JSON
+contract, the database columns and the UI's tables, forms and detail panel."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import date
+
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]*$")
+DATE_RE = re.compile(r"^\d{4}(-\d{2}(-\d{2})?)?$")
+
+
+class FieldError(ValueError):
+    """A value that does not fit its field; the message says what is wrong, in words."""
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    label: str
+    type: str = "str"  # str | int | float | bool | date | slug | choice | ref
+    unit: str = ""
+    figure: bool = False  # a sourced number (needs a source and a date)
+    required: bool = False
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+    ref: str = ""  # kind a `ref` field points to ("sources", "interconnects", ...)
+    column: bool = True  # shown as a column in the catalogue table
+    source_field: str = ""  # the column holding this figure's source, when not `source`
+    date_field: str = ""  # the column holding this figure's date, when not `date`
+    help: str = ""
+
+    @property
+    def numeric(self) -> bool:
+        return self.type in ("int", "float")
+
+    def header(self) -> str:
+        return f"{self.label} ({self.unit})" if self.unit else self.label
+
+
+def _f(name, label, unit="", lo=0.0, hi=None, **kw) -> Field:
+    return Field(name, label, "float", unit, figure=True, minimum=lo, maximum=hi, **kw)
+
+
+def _i(name, label, unit="", lo=0, hi=None, **kw) -> Field:
+    return Field(name, label, "int", unit, figure=True, minimum=lo, maximum=hi, **kw)
+
+
+ID = Field("id", "ID", "slug", required=True, help="lowercase letters, digits, '-' and '.'")
+SOURCE = Field("source", "Source", "ref", ref="sources", required=True, column=False)
+DATE = Field("date", "Date", "date", required=True)
+NOTES = Field("notes", "Notes", column=False)
+
+DEVICE_CLASSES = ("datacenter", "workstation", "consumer", "laptop", "edge", "desktop_ai")
+ACCELERATOR_KINDS = ("gpu", "tpu", "npu", "soc", "asic")
+SYSTEM_KINDS = ("server", "board", "rack", "workstation", "desktop_ai", "edge_kit", "laptop")
+PRICE_KINDS = ("list", "msrp", "street", "quote")
+SOURCE_KINDS = (
+    "datasheet", "whitepaper", "spec_page", "price_page", "paper", "report", "dataset",
+    "press_release", "documentation", "quote", "other",
+)
+LINK_FAMILIES = (
+    "nvlink", "nvlink-c2c", "pcie", "infiniband", "ethernet", "infinity_fabric", "ici",
+    "neuronlink", "other",
+)
+
+# Peak-throughput fields in the order a precision is looked up.
+PRECISION_FIELDS = {
+    "fp64": "fp64_tflops",
+    "fp32": "fp32_tflops",
+    "tf32": "tf32_tflops",
+    "fp16": "fp16_tflops",
+    "bf16": "bf16_tflops",
+    "fp8": "fp8_tflops",
+    "int8": "int8_tops",
+    "fp4": "fp4_tflops",
+}
+
+KINDS: dict[str, tuple[Field, ...]] = {
+    "accelerators": (
+        ID,
+        Field("name", "Name", required=True),
+        Field("vendor", "Vendor", required=True),
+        Field("family", "Family", column=False),
+        Field("architecture", "Architecture"),
+        Field("year", "Year", "int", minimum=1990, maximum=2040),
+        Field("device_class", "Class", "choice", choices=DEVICE_CLASSES),
+        Field("kind", "Kind", "choice", choices=ACCELERATOR_KINDS, column=False),
+        Field("form_factor", "Form factor"),
+        _f("memory_gb", "Memory", "GB", hi=100000),
+        Field("memory_type", "Memory type"),
+        _f("mem_bandwidth_gbs", "Bandwidth", "GB/s", hi=1e6),
+        Field("memory_shared", "Shared memory", "bool", column=False),
+        _f("tdp_w", "TDP", "W", hi=50000),
+        _f("fp64_tflops", "FP64", "TFLOPS", hi=1e6, column=False),
+        _f("fp64_tensor_tflops", "FP64 tensor", "TFLOPS", hi=1e6, column=False),
+        _f("fp32_tflops", "FP32", "TFLOPS", hi=1e6),
+        _f("tf32_tflops", "TF32", "TFLOPS", hi=1e6, column=False),
+        _f("fp16_tflops", "FP16", "TFLOPS", hi=1e6),
+        _f("bf16_tflops", "BF16", "TFLOPS", hi=1e6),
+        _f("fp8_tflops", "FP8", "TFLOPS", hi=1e6),
+        _f("int8_tops", "INT8", "TOPS", hi=1e6, column=False),
+        _f("fp4_tflops", "FP4", "TFLOPS", hi=1e6, column=False),
+        _i("cuda_cores", "CUDA cores", hi=10_000_000, column=False),
+        _i("tensor_cores", "Tensor cores", hi=100_000, column=False),
+        Field("intra_link", "Link", "ref", ref="interconnects"),
+        _f("intra_link_gbs", "Link bandwidth", "GB/s", hi=1e6, column=False),
+        _i("pcie_gen", "PCIe gen", lo=1, hi=8, column=False),
+        Field("ecc", "ECC", "bool", column=False),
+        _i("mig", "MIG instances", lo=0, hi=64, column=False),
+        SOURCE, DATE, NOTES,
+    ),
+    "systems": (
+        ID,
+        Field("name", "Name", required=True),
+        Field("vendor", "Vendor", required=True),
+        Field("kind", "Kind", "choice", choices=SYSTEM_KINDS),
+        Field("accelerator", "Accelerator", "ref", ref="accelerators", required=True),
+        _i("accelerator_count", "Accelerators", lo=1, hi=1_000_000),
+        Field("cpu", "CPU", column=False),
+        _f("system_memory_gb", "System memory", "GB", hi=1e7),
+        _f("system_power_w", "System power", "W", hi=1e7),
+        Field("intra_link", "Link", "ref", ref="interconnects"),
+        Field("nic", "NIC", "ref", ref="interconnects"),
+        _i("nic_count", "NICs", lo=0, hi=1024, column=False),
+        SOURCE, DATE, NOTES,
+    ),
+    "cloud": (
+        ID,
+        Field("provider", "Provider", required=True),
+        Field("instance_type", "Instance", required=True),
+        Field("accelerator", "Accelerator", "ref", ref="accelerators", required=True),
+        _i("accelerator_count", "Accelerators", lo=1, hi=100_000),
+        _i("vcpus", "vCPUs", hi=100_000, column=False),
+        _f("memory_gb", "Memory", "GB", hi=1e7, column=False),
+        Field("region", "Region"),
+        _f("usd_per_hour", "On demand", "$/h", hi=1e6, required=True),
+        _f("usd_per_hour_spot", "Spot", "$/h", hi=1e6),
+        _f("usd_per_hour_reserved", "Reserved", "$/h", hi=1e6),
+        Field("reserved_term", "Term", column=False),
+        Field("intra_link", "Link", "ref", ref="interconnects", column=False),
+        Field("inter_link", "Network", "ref", ref="interconnects", column=False),
+        DATE, SOURCE, NOTES,
+    ),
+    "prices": (
+        ID,
+        Field("item", "Item", "ref", ref="accelerators|systems", required=True),
+        Field("kind", "Kind", "choice", choices=PRICE_KINDS, required=True),
+        _f("usd", "Price", "$", hi=1e9, required=True),
+        DATE, SOURCE, NOTES,
+    ),
+    "regions": (
+        ID,
+        Field("name", "Name", required=True),
+        Field("country", "Country"),
+        _f("grid_gco2e_per_kwh", "Grid intensity", "gCO2e/kWh", hi=2000,
+           source_field="grid_source", date_field="grid_year"),
+        Field("grid_year", "Grid year", "int", minimum=1990, maximum=2040),
+        Field("grid_source", "Grid source", "ref", ref="sources", column=False),
+        _f("electricity_usd_per_kwh", "Electricity", "$/kWh", hi=5,
+           source_field="electricity_source", date_field="electricity_year"),
+        Field("electricity_year", "Price year", "int", minimum=1990, maximum=2040),
+        Field("electricity_source", "Price source", "ref", ref="sources", column=False),
+        NOTES,
+    ),
+    "interconnects": (
+        ID,
+        Field("name", "Name", required=True),
+        Field("family", "Family", "choice", choices=LINK_FAMILIES, required=True),
+        Field("generation", "Generation"),
+        _f("unidirectional_gbs", "One way", "GB/s", hi=1e6),
+        _f("bidirectional_gbs", "Both ways", "GB/s", hi=2e6),
+        Field("lanes_or_ports", "Lanes / ports", column=False),
+        Field("year", "Year", "int", minimum=1990, maximum=2040),
+        SOURCE, DATE, NOTES,
+    ),
+    "sources": (
+        ID,
+        Field("title", "Title", required=True),
+        Field("publisher", "Publisher"),
+        Field("url", "URL"),
+        Field("kind", "Kind", "choice", choices=SOURCE_KINDS),
+        Field("published", "Published"),
+        Field("accessed", "Accessed"),
+    ),
+}
+
+KIND_LABELS = {
+    "accelerators": "Accelerators",
+    "systems": "Systems",
+    "cloud": "Cloud",
+    "prices": "Prices",
+    "regions": "Grid regions",
+    "interconnects": "Interconnects",
+    "sources": "Sources",
+}
+
+# Singular nouns for messages ("accelerator 'h100-sxm5-80gb'").
+KIND_NOUNS = {
+    "accelerators": "accelerator",
+    "systems": "system",
+    "cloud": "cloud offering",
+    "prices": "price",
+    "regions": "region",
+    "interconnects": "interconnect",
+    "sources": "source",
+}
+
+
+def field_map(kind: str) -> dict[str, Field]:
+    return {f.name: f for f in KINDS[kind]}
+
+
+def figure_fields(kind: str) -> list[Field]:
+    return [f for f in KINDS[kind] if f.figure]
+
+
+def parse_value(field: Field, raw: object) -> object:
+    """Turn a raw value (from TOML, CSV, JSON or a form) into the field's type; None when empty.
+
+    Raises FieldError with a message in words when the value does not fit.
+    """
+    if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+        if field.required:
+            raise FieldError(f"{field.label} is required")
+        return None
+    kind = field.type
+    if kind in ("int", "float"):
+        value = _parse_number(field, raw)
+        if field.minimum is not None and value < field.minimum:
+            raise FieldError(f"{field.label} must be at least {_fmt(field.minimum)}{_unit(field)}, not {_fmt(value)}")
+        if field.maximum is not None and value > field.maximum:
+            raise FieldError(f"{field.label} must be at most {_fmt(field.maximum)}{_unit(field)}, not {_fmt(value)}")
+        return value
+    if kind == "bool":
+        if isinstance(raw, bool):
+            return raw
+        text = str(raw).strip().lower()
+        if text in ("true", "yes", "1", "y"):
+            return True
+        if text in ("false", "no", "0", "n"):
+            return False
+        raise FieldError(f"{field.label} must be yes or no, not {raw!r}")
+    text = str(raw).strip() if not isinstance(raw, date) else raw.isoformat()
+    if kind == "slug":
+        if not SLUG_RE.match(text):
+            raise FieldError(f"{field.label} {text!r} must be lowercase letters, digits, '-' or '.'")
+        return text
+    if kind == "date":
+        if not DATE_RE.match(text):
+            raise FieldError(f"{field.label} {text!r} must be a date like 2024, 2024-06 or 2024-06-30")
+        return text
+    if kind == "choice":
+        if text not in field.choices:
+            raise FieldError(f"{field.label} {text!r} must be one of: {', '.join(field.choices)}")
+        return text
+    if kind == "ref":
+        if not SLUG_RE.match(text):
+            raise FieldError(f"{field.label} {text!r} is not an id")
+        return text
+    return text
+
+
+def _parse_number(field: Field, raw: object) -> float | int:
+    if isinstance(raw, bool):
+        raise FieldError(f"{field.label} must be a number, not {raw!r}")
+    if isinstance(raw, (int, float)):
+        value = float(raw)
+    else:
+        text = str(raw).strip().replace(",", "").replace("_", "")
+        try:
+            value = float(text)
+        except ValueError:
+            raise FieldError(f"{field.label} must be a number{_unit(field)}, not {str(raw)!r}") from None
+    if math.isnan(value) or math.isinf(value):
+        raise FieldError(f"{field.label} must be a finite number, not {raw!r}")
+    if field.type == "int":
+        if value != int(value):
+            raise FieldError(f"{field.label} must be a whole number, not {raw!r}")
+        return int(value)
+    return value
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def _unit(field: Field) -> str:
+    return f" {field.unit}" if field.unit and field.unit != "slug" else ""

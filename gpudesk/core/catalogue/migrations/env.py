@@ -1,0 +1,27 @@
+"""Alembic environment for the catalogue database: runs on the connection gpudesk hands over."""
+
+from alembic import context
+
+from gpudesk.core.catalogue.models import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def run_migrations_online() -> None:
+    connection = config.attributes.get("connection")
+    if connection is None:  # command-line use: alembic -x url=sqlite:///path upgrade head
+        from gpudesk.core.catalogue.db import make_engine
+
+        url = context.get_x_argument(as_dictionary=True).get("url")
+        with make_engine(url).begin() as conn:
+            context.configure(connection=conn, target_metadata=target_metadata, render_as_batch=True)
+            with context.begin_transaction():
+                context.run_migrations()
+        return
+    context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+run_migrations_online()

@@ -1,0 +1,334 @@
+"""The catalogue as the rest of gpudesk sees it: plain dict records, sources resolved, user edits
+validated and written in one transaction. The CLI, the UI and the estimators go through here."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, date
+from pathlib import Path
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from gpudesk.core import paths
+from gpudesk.core.catalogue import db, sync
+from gpudesk.core.catalogue.fields import KIND_NOUNS, KINDS, FieldError, field_map, parse_value
+from gpudesk.core.catalogue.models import (
+    MODELS,
+    ORIGIN_BUNDLED,
+    ORIGIN_USER_ADDED,
+    ORIGIN_USER_EDITED,
+    USER_ORIGINS,
+    WorkloadPreset,
+)
+
+log = logging.getLogger(__name__)
+
+USER_SOURCE_PREFIX = "user-"
+
+
+class EditError(ValueError):
+    """A user edit that was refused; `problems` maps each bad field ('' for the record) to a message."""
+
+    def __init__(self, problems: dict[str, str]):
+        self.problems = problems
+        super().__init__("; ".join(f"{k}: {v}" if k else v for k, v in problems.items()))
+
+
+@dataclass
+class Catalogue:
+    engine: Engine
+    data_dir: Path
+    _sessions: sessionmaker = field(init=False, repr=False)
+    _cache: dict[str, list[dict]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    # ---------------------------------------------------------------- opening
+    @classmethod
+    def open(cls, url: str | None = None, data_dir: Path | None = None) -> Catalogue:
+        """Open (creating or upgrading) the database and load the bundled catalogue if it changed."""
+        engine = db.make_engine(url)
+        db.migrate(engine)
+        catalogue = cls(engine, data_dir or paths.bundled_data_dir())
+        catalogue.sync_if_needed()
+        return catalogue
+
+    def sync_if_needed(self, force: bool = False) -> dict[str, int] | None:
+        with self._sessions() as session:
+            if not force and not sync.needs_sync(session, self.data_dir):
+                return None
+            counts = sync.sync_bundle(session, self.data_dir)
+            session.commit()
+        self._cache.clear()
+        return counts
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # ---------------------------------------------------------------- reading
+    @property
+    def version(self) -> str:
+        return self._meta("version") or ""
+
+    @property
+    def released(self) -> str:
+        return self._meta("released") or ""
+
+    def _meta(self, key: str) -> str | None:
+        with self._sessions() as session:
+            return sync.get_meta(session, key)
+
+    def items(self, kind: str) -> list[dict]:
+        """Every record of a kind as a dict of its fields plus `origin` and `field_sources`."""
+        if kind not in KINDS:
+            raise KeyError(f"unknown catalogue kind '{kind}' (one of: {', '.join(KINDS)})")
+        if kind not in self._cache:
+            with self._sessions() as session:
+                rows = session.scalars(select(MODELS[kind]).order_by(MODELS[kind].id)).all()
+                self._cache[kind] = [_row_dict(kind, row) for row in rows]
+        return self._cache[kind]
+
+    def index(self, kind: str) -> dict[str, dict]:
+        return {r["id"]: r for r in self.items(kind)}
+
+    def get(self, kind: str, item_id: str) -> dict | None:
+        return self.index(kind).get(item_id)
+
+    def find(self, item_id: str) -> tuple[str, dict] | None:
+        """The first record with this id, searching every kind but sources."""
+        for kind in KINDS:
+            if kind == "sources":
+                continue
+            rec = self.get(kind, item_id)
+            if rec is not None:
+                return kind, rec
+        rec = self.get("sources", item_id)
+        return ("sources", rec) if rec else None
+
+    def sources(self) -> dict[str, dict]:
+        return self.index("sources")
+
+    def presets(self) -> list[dict]:
+        with self._sessions() as session:
+            rows = session.scalars(select(WorkloadPreset).order_by(WorkloadPreset.id)).all()
+            return [{"id": p.id, "name": p.name, "description": p.description, **(p.spec or {})} for p in rows]
+
+    def figure_source(self, kind: str, record: dict, name: str) -> dict | None:
+        """The source of one figure of a record, with the figure's date: {id,title,url,publisher,date}."""
+        spec = field_map(kind)[name]
+        src_id = (record.get("field_sources") or {}).get(name) or record.get(spec.source_field or "source")
+        if not src_id:
+            return None
+        src = self.sources().get(src_id, {"id": src_id, "title": src_id, "url": ""})
+        when = record.get(spec.date_field or "date") if not (record.get("field_sources") or {}).get(name) else None
+        return {
+            "id": src_id,
+            "title": src.get("title") or src_id,
+            "publisher": src.get("publisher") or "",
+            "url": src.get("url") or "",
+            "kind": src.get("kind") or "",
+            "date": str(when or src.get("published") or record.get("date") or src.get("accessed") or ""),
+        }
+
+    def to_json(self, kind: str, record: dict) -> dict:
+        """The stable JSON contract: fields (snake_case, unit in the name), origin and per-figure sources."""
+        out: dict = {"catalogue": kind}
+        for spec in KINDS[kind]:
+            out[spec.name] = record.get(spec.name)
+        out["origin"] = record.get("origin", ORIGIN_BUNDLED)
+        if kind != "sources":
+            out["sources"] = {
+                spec.name: self.figure_source(kind, record, spec.name)
+                for spec in KINDS[kind]
+                if spec.figure and record.get(spec.name) is not None
+            }
+        return out
+
+    def latest_price(self, item_id: str, kinds: tuple[str, ...] = ("quote", "list", "msrp", "street")) -> dict | None:
+        """The price to use for an item: the newest user quote, else the newest list/MSRP, else street."""
+        prices = [p for p in self.items("prices") if p["item"] == item_id and p["kind"] in kinds]
+        if not prices:
+            return None
+        rank = {k: i for i, k in enumerate(kinds)}
+        prices.sort(key=lambda p: (rank.get(p["kind"], 99), _neg_date(p.get("date") or "")))
+        return prices[0]
+
+    # ---------------------------------------------------------------- editing
+    def add_item(self, kind: str, values: dict, source: dict | None = None) -> dict:
+        """Add a user record. `source` is {'title','url','publisher'} of a new source, or None to use
+        values['source'] (an existing source id) or a dated 'entered by the user' source."""
+        record, problems = self._validate(kind, values, new=True)
+        if problems:
+            raise EditError(problems)
+        model = MODELS[kind]
+        with self._sessions.begin() as session:
+            if session.get(model, record["id"]) is not None:
+                raise EditError({"id": f"{KIND_NOUNS[kind]} '{record['id']}' already exists"})
+            if kind != "sources":
+                src_id = self._resolve_source(session, source, record.get("source"))
+                if "source" in field_map(kind):
+                    record["source"] = src_id
+                record["field_sources"] = self._source_columns(kind, record, src_id)
+            session.add(model(**record, origin=ORIGIN_USER_ADDED, updated_at=_now()))
+        self._cache.clear()
+        return self.get(kind, record["id"])
+
+    def update_item(self, kind: str, item_id: str, values: dict, source: dict | None = None) -> dict:
+        """Edit a record; a bundled record becomes the user's (kept across catalogue updates)."""
+        model = MODELS[kind]
+        current = self.get(kind, item_id)
+        if current is None:
+            raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' does not exist"})
+        merged = {**current, **values, "id": item_id}
+        record, problems = self._validate(kind, merged, new=False)
+        if problems:
+            raise EditError(problems)
+        changed = [s.name for s in KINDS[kind] if record.get(s.name) != current.get(s.name)]
+        if not changed:
+            return current
+        with self._sessions.begin() as session:
+            row = session.get(model, item_id)
+            if kind != "sources":
+                figures = [n for n in changed if field_map(kind)[n].figure]
+                field_sources = dict(current.get("field_sources") or {})
+                if figures:
+                    src_id = self._resolve_source(session, source, None)
+                    for name in figures:
+                        field_sources[name] = src_id
+                record["field_sources"] = field_sources
+            for key, value in record.items():
+                setattr(row, key, value)
+            if row.origin == ORIGIN_BUNDLED:
+                row.origin = ORIGIN_USER_EDITED
+            row.updated_at = _now()
+        self._cache.clear()
+        return self.get(kind, item_id)
+
+    def delete_item(self, kind: str, item_id: str) -> None:
+        """Delete one of the user's own records; bundled records cannot be deleted."""
+        current = self.get(kind, item_id)
+        if current is None:
+            raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' does not exist"})
+        if current["origin"] not in USER_ORIGINS:
+            raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' is part of the bundled catalogue; only your own entries can be deleted"})
+        if current["origin"] == ORIGIN_USER_EDITED:
+            raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' is a bundled entry you edited; revert it instead"})
+        with self._sessions.begin() as session:
+            session.delete(session.get(MODELS[kind], item_id))
+        self._cache.clear()
+
+    def revert_item(self, kind: str, item_id: str) -> dict | None:
+        """Drop the user's edits of a bundled record: the next sync restores the shipped figures."""
+        current = self.get(kind, item_id)
+        if current is None or current["origin"] != ORIGIN_USER_EDITED:
+            raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' has no edits to revert"})
+        with self._sessions.begin() as session:
+            session.get(MODELS[kind], item_id).origin = ORIGIN_BUNDLED
+        self.sync_if_needed(force=True)
+        return self.get(kind, item_id)
+
+    def add_price_quote(self, item_id: str, usd: object, when: str | None = None, supplier: str = "",
+                        url: str = "", notes: str = "") -> dict:
+        """Record a vendor quote for an accelerator or system, sourced to the supplier."""
+        values = {
+            "id": _unique_id(f"quote-{item_id}-{when or date.today().isoformat()}", self.index("prices")),
+            "item": item_id,
+            "kind": "quote",
+            "usd": usd,
+            "date": when or date.today().isoformat(),
+            "notes": notes,
+        }
+        source = {"title": f"Quote from {supplier}" if supplier.strip() else "Quote entered by the user",
+                  "url": url, "publisher": supplier, "kind": "quote"}
+        return self.add_item("prices", values, source=source)
+
+    def _validate(self, kind: str, values: dict, new: bool) -> tuple[dict, dict[str, str]]:
+        problems: dict[str, str] = {}
+        record: dict = {}
+        for spec in KINDS[kind]:
+            if spec.name == "source" and kind != "sources":
+                record["source"] = values.get("source") or None
+                continue
+            if spec.name == "date" and not values.get("date"):
+                record["date"] = date.today().isoformat()
+                continue
+            try:
+                record[spec.name] = parse_value(spec, values.get(spec.name))
+            except FieldError as exc:
+                problems[spec.name] = str(exc)
+        for spec in KINDS[kind]:
+            value = record.get(spec.name)
+            if spec.type == "ref" and value and spec.name != "source":
+                targets = spec.ref.split("|")
+                if not any(self.get(t, value) for t in targets):
+                    problems[spec.name] = f"'{value}' is not in the catalogue's {' or '.join(targets)}"
+        if record.get("source") and kind != "sources" and not self.get("sources", record["source"]):
+            problems["source"] = f"'{record['source']}' is not a known source"
+        return record, problems
+
+    def _source_columns(self, kind: str, record: dict, src_id: str) -> dict:
+        """Field sources for a new record whose figures have no `source` column of their own."""
+        fields = field_map(kind)
+        if "source" in fields:
+            return {}
+        return {s.name: src_id for s in fields.values() if s.figure and record.get(s.name) is not None}
+
+    def _resolve_source(self, session: Session, source: dict | None, existing: str | None) -> str:
+        model = MODELS["sources"]
+        if source is None and existing:
+            return existing
+        today = date.today().isoformat()
+        if source is None or not (source.get("title") or "").strip():
+            src_id = f"{USER_SOURCE_PREFIX}entry-{today}"
+            if session.get(model, src_id) is None:
+                session.add(model(id=src_id, title=f"Entered by the user in gpudesk on {today}",
+                                  publisher="", url="", kind="other", published=today, accessed=today,
+                                  origin=ORIGIN_USER_ADDED, updated_at=_now()))
+            return src_id
+        title = source["title"].strip()
+        url = (source.get("url") or "").strip()
+        if url and not re.match(r"^(https?|file)://", url):
+            raise EditError({"source_url": f"'{url}' is not a web address (it must start with http:// or https://)"})
+        taken = {r[0] for r in session.execute(select(model.id))}
+        src_id = _unique_id(USER_SOURCE_PREFIX + _slug(title)[:60], {k: None for k in taken})
+        session.add(model(id=src_id, title=title, publisher=(source.get("publisher") or "").strip(), url=url,
+                          kind=source.get("kind") or "other", published=today, accessed=today,
+                          origin=ORIGIN_USER_ADDED, updated_at=_now()))
+        return src_id
+
+
+def _row_dict(kind: str, row) -> dict:
+    out = {spec.name: getattr(row, spec.name) for spec in KINDS[kind]}
+    out["origin"] = row.origin
+    out["field_sources"] = dict(getattr(row, "field_sources", None) or {})
+    out["updated_at"] = row.updated_at
+    return out
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "item"
+
+
+def _unique_id(base: str, taken: dict) -> str:
+    base = _slug(base)
+    if base not in taken:
+        return base
+    n = 2
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"
+
+
+def _now() -> str:
+    from datetime import datetime
+
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _neg_date(text: str) -> str:
+    # sort newest first with an ascending sort: invert the digits
+    return "".join(chr(ord("9") - ord(c) + ord("0")) if c.isdigit() else c for c in text.ljust(10, "0"))

@@ -1,0 +1,291 @@
+"""Plain inputs and outputs of the estimation engine: no catalogue, no database, no Qt.
+
+Units live in the names. A `Range` is low / likely / high of one figure; the assumptions that
+produced a result travel with it as sentences.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4")
+WORKLOAD_KINDS = ("train", "finetune", "infer")
+SHARDINGS = ("auto", "none", "zero1", "zero2", "zero3", "fsdp")
+FINETUNE_METHODS = ("full", "lora", "qlora")
+
+
+@dataclass(frozen=True)
+class Range:
+    low: float
+    likely: float
+    high: float
+
+    @classmethod
+    def of(cls, values) -> Range:
+        values = list(values)
+        return cls(min(values), values[1] if len(values) == 3 else sorted(values)[len(values) // 2], max(values))
+
+    @classmethod
+    def exact(cls, value: float) -> Range:
+        return cls(value, value, value)
+
+    def scaled(self, factor: float) -> Range:
+        lo, hi = self.low * factor, self.high * factor
+        return Range(min(lo, hi), self.likely * factor, max(lo, hi))
+
+    def to_json(self) -> dict:
+        return {"low": self.low, "likely": self.likely, "high": self.high}
+
+
+@dataclass(frozen=True)
+class Band:
+    """An uncertain factor: pessimistic, likely and optimistic values, with where they come from."""
+
+    pessimistic: float
+    likely: float
+    optimistic: float
+    basis: str = ""
+
+    def pick(self, case: int) -> float:
+        return (self.pessimistic, self.likely, self.optimistic)[case]
+
+
+@dataclass(frozen=True)
+class Device:
+    id: str
+    name: str
+    device_class: str = "datacenter"  # datacenter | workstation | consumer | laptop | edge | desktop_ai
+    kind: str = "gpu"
+    vendor: str = ""
+    memory_gb: float | None = None
+    memory_type: str = ""
+    mem_bandwidth_gbs: float | None = None
+    memory_shared: bool = False
+    tdp_w: float | None = None
+    idle_w: float | None = None
+    peak_tflops: Mapping[str, float] = field(default_factory=dict)  # precision -> dense peak
+    intra_link_gbs: float | None = None  # per device, both directions
+
+
+@dataclass(frozen=True)
+class Link:
+    id: str
+    name: str
+    family: str  # nvlink | pcie | infiniband | ethernet | ...
+    unidirectional_gbs: float
+    latency_us: float = 5.0
+
+
+@dataclass(frozen=True)
+class CloudOffer:
+    id: str
+    provider: str
+    instance_type: str
+    usd_per_hour: float
+    devices_per_instance: int
+    usd_per_hour_spot: float | None = None
+    usd_per_hour_reserved: float | None = None
+    region: str = ""
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """`nodes` identical nodes, each with `per_node` devices."""
+
+    device: Device
+    per_node: int = 1
+    nodes: int = 1
+    intra: Link | None = None  # between the devices of one node
+    inter: Link | None = None  # each node's scale-out NIC
+    nic_count: int = 1  # NICs per node
+    label: str = ""
+    system_power_w: float | None = None  # measured or rated power of one node, replaces the model
+    node_overhead_w: float | None = None  # CPU, memory, NIC, fans of one node
+    capex_usd_per_node: float | None = None  # purchase price of one node (devices and host)
+    cloud: CloudOffer | None = None  # rented instead of owned
+    usd_per_hour_override: float | None = None
+
+    @property
+    def devices(self) -> int:
+        return self.per_node * self.nodes
+
+
+@dataclass(frozen=True)
+class Workload:
+    kind: str = "train"
+    params: float = 1e9
+    tokens: float | None = None  # training tokens (train/finetune)
+    seq_len: int = 2048
+    precision: str = "bf16"
+    layers: int | None = None
+    d_model: int | None = None
+    heads: int | None = None
+    kv_heads: int | None = None
+    vocab: int | None = None
+    global_batch_tokens: float | None = None
+    micro_batch: int = 1
+    sharding: str = "auto"
+    checkpointing: bool = False
+    tp: int | None = None
+    pp: int | None = None
+    method: str = "full"  # fine-tuning: full | lora | qlora
+    lora_fraction: float = 0.005  # trainable adapter parameters / N
+    prompt_tokens: int = 512
+    output_tokens: int = 256
+    concurrency: int = 1
+    weights_bytes: float | None = None  # size of the served weights, when known (quantised files)
+    kv_bytes_per_element: float | None = None
+    flops_per_token: float | None = None  # override of the FLOPs model
+    mfu: float | None = None  # measured utilisation: replaces the band's likely value
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Site:
+    region: str = "us-avg"
+    region_name: str = ""
+    grid_gco2e_per_kwh: float = 0.0
+    pue: float = 1.2
+    electricity_usd_per_kwh: float = 0.15
+
+
+@dataclass(frozen=True)
+class Finance:
+    rent: CloudOffer | None = None
+    rent_instances: int | None = None  # instances of `rent` for the comparison run; None: as many as needed
+    lifetime_years: float = 4.0
+    utilization: float = 0.6  # share of the year the owned hardware runs this workload
+    maintenance_fraction_per_year: float = 0.0
+    pricing: str = "on_demand"  # on_demand | spot | reserved
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Measured utilisation for a device and workload kind, replacing the default band."""
+
+    device_id: str
+    kind: str  # train | infer_decode | infer_prefill
+    factor: float  # measured / estimated, applied to the band
+    measurements: int
+
+
+@dataclass(frozen=True)
+class EstimateInput:
+    workload: Workload
+    groups: tuple[NodeGroup, ...]
+    site: Site = field(default_factory=Site)
+    finance: Finance = field(default_factory=Finance)
+    calibrations: tuple[Calibration, ...] = ()
+
+
+@dataclass
+class MemoryFit:
+    per_device_gb: float
+    capacity_gb: float
+    fits: bool
+    min_devices: int | None
+    breakdown_gb: dict[str, float] = field(default_factory=dict)
+    strategy: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "per_device_gb": self.per_device_gb,
+            "capacity_gb": self.capacity_gb,
+            "fits": self.fits,
+            "min_devices": self.min_devices,
+            "breakdown_gb": dict(self.breakdown_gb),
+            "strategy": self.strategy,
+        }
+
+
+@dataclass
+class Cost:
+    cloud_usd_per_run: Range | None
+    capex_usd: float | None
+    owned_usd_per_run: Range | None  # amortised capex + electricity + maintenance
+    owned_marginal_usd_per_run: Range | None  # electricity + maintenance
+    electricity_usd_per_run: Range
+    break_even_runs: float | None
+    break_even_months: float | None
+    rent_label: str = ""
+    cloud_hours_per_run: Range | None = None
+    owned_usd_per_year: float | None = None
+    rent_usd_per_year: float | None = None
+
+    def to_json(self) -> dict:
+        def r(x):
+            return x.to_json() if isinstance(x, Range) else x
+
+        return {
+            "cloud_usd_per_run": r(self.cloud_usd_per_run),
+            "capex_usd": self.capex_usd,
+            "owned_usd_per_run": r(self.owned_usd_per_run),
+            "owned_marginal_usd_per_run": r(self.owned_marginal_usd_per_run),
+            "electricity_usd_per_run": r(self.electricity_usd_per_run),
+            "break_even_runs": self.break_even_runs,
+            "break_even_months": self.break_even_months,
+            "rent": self.rent_label,
+            "owned_usd_per_year": self.owned_usd_per_year,
+            "rent_usd_per_year": self.rent_usd_per_year,
+        }
+
+
+@dataclass
+class Estimate:
+    kind: str
+    feasible: bool
+    reasons: list[str]
+    tokens_per_s: Range
+    time_s: Range | None
+    mfu: Range | None
+    memory: MemoryFit
+    power_w: Range
+    energy_kwh: Range | None
+    co2_kg: Range | None
+    cost: Cost
+    assumptions: list[str]
+    devices: int
+    step_time_s: Range | None = None
+    comm_share: Range | None = None  # share of a step spent in exposed communication
+    slowest_link: str = ""
+    ttft_s: Range | None = None
+    decode_tokens_per_s_per_user: Range | None = None
+    energy_kwh_per_year: float | None = None
+    co2_kg_per_year: float | None = None
+    peak_pflops: float = 0.0
+    precision_used: str = ""
+    notes: list[str] = field(default_factory=list)
+    breakdown: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        def r(x):
+            return x.to_json() if isinstance(x, Range) else x
+
+        out = {
+            "kind": self.kind,
+            "feasible": self.feasible,
+            "reasons": list(self.reasons),
+            "devices": self.devices,
+            "precision": self.precision_used,
+            "peak_pflops": self.peak_pflops,
+            "tokens_per_s": r(self.tokens_per_s),
+            "time_s": r(self.time_s),
+            "step_time_s": r(self.step_time_s),
+            "mfu": r(self.mfu),
+            "memory": self.memory.to_json(),
+            "power_w": r(self.power_w),
+            "energy_kwh": r(self.energy_kwh),
+            "co2_kg": r(self.co2_kg),
+            "energy_kwh_per_year": self.energy_kwh_per_year,
+            "co2_kg_per_year": self.co2_kg_per_year,
+            "cost": self.cost.to_json(),
+            "comm_share": r(self.comm_share),
+            "slowest_link": self.slowest_link,
+            "assumptions": list(self.assumptions),
+            "notes": list(self.notes),
+        }
+        if self.kind == "infer":
+            out["ttft_s"] = r(self.ttft_s)
+            out["decode_tokens_per_s_per_user"] = r(self.decode_tokens_per_s_per_user)
+        return out

@@ -1,0 +1,67 @@
+"""How figures are written for people: one formatter for the CLI, the UI and the reports."""
+
+from __future__ import annotations
+
+YEAR_FIELDS = frozenset({"year", "grid_year", "electricity_year", "pcie_gen", "generation"})
+
+
+def format_number(value, field: str = "") -> str:
+    """12,345 for counts; 989.4 or 0.472 for figures; years and generations without separators."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if field in YEAR_FIELDS:
+        return str(int(value)) if isinstance(value, (int, float)) else str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value != value:  # NaN never reaches a person
+            return "n/a"
+        if value == int(value) and abs(value) < 1e15:
+            return f"{int(value):,}"
+        if abs(value) >= 100:
+            return f"{value:,.1f}".rstrip("0").rstrip(".")
+        if abs(value) >= 1:
+            return f"{value:,.2f}".rstrip("0").rstrip(".")
+        return f"{value:.3g}"
+    return str(value)
+
+
+def si(value: float, unit: str = "", digits: int = 3) -> str:
+    """1.23 k, 45.6 M, 7.8 G ... for throughputs and counts."""
+    if value is None:
+        return "n/a"
+    for factor, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.{digits}g} {prefix}{unit}".rstrip()
+    return f"{value:.{digits}g} {unit}".rstrip()
+
+
+def duration(seconds: float | None) -> str:
+    """A duration a person reads at a glance: 42 s, 3.5 min, 7.2 h, 12 days, 3.4 years."""
+    if seconds is None:
+        return "n/a"
+    if seconds != seconds or seconds == float("inf"):
+        return "never"
+    if seconds < 1:
+        return f"{seconds * 1000:.3g} ms"
+    if seconds < 120:
+        return f"{seconds:.3g} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.3g} min"
+    if seconds < 3 * 86400:
+        return f"{seconds / 3600:.3g} h"
+    if seconds < 2 * 365 * 86400:
+        return f"{seconds / 86400:.3g} days"
+    return f"{seconds / (365 * 86400):.3g} years"
+
+
+def usd(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    if abs(value) >= 100:
+        return f"${value:,.0f}"
+    if abs(value) >= 1:
+        return f"${value:,.2f}"
+    return f"${value:.3g}"

@@ -1,0 +1,116 @@
+"""The user's preferences: a typed, validated JSON file in the config folder.
+
+Remembered UI state (window geometry, splitters) is not here: the UI keeps it in QSettings.
+A settings file with a bad value is reported field by field and the defaults are used for those
+fields; the file itself is only rewritten when the user saves preferences.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from gpudesk.core import paths
+from gpudesk.core.fileio import atomic_write_text
+
+log = logging.getLogger(__name__)
+
+SETTINGS_FILE = "settings.json"
+PAGE_SIZES = ("A4", "Letter")
+
+
+class SettingsError(ValueError):
+    """A settings value that cannot be used; the message names the field and the problem."""
+
+
+@dataclass
+class Settings:
+    database_url: str = ""  # empty: the embedded SQLite database in the data folder
+    region: str = "us-avg"
+    pue: float = 1.2
+    electricity_usd_per_kwh: float | None = None  # None: the region's price, else a default
+    utilization: float = 0.6
+    lifetime_years: float = 4.0
+    author: str = ""
+    organisation: str = ""
+    page_size: str = "A4"
+    calibration_enabled: bool = True
+    problems: list[str] = field(default_factory=list, repr=False, compare=False)
+
+    def validate(self) -> list[str]:
+        """Messages for every bad field (empty when all are fine)."""
+        out = []
+        if not isinstance(self.database_url, str):
+            out.append("database_url: must be a text (an SQLAlchemy URL) or empty")
+        if not isinstance(self.region, str) or not self.region:
+            out.append("region: must name a grid region id, e.g. 'us-avg'")
+        if not _is_number(self.pue) or not 1.0 <= float(self.pue) <= 3.0:
+            out.append(f"pue: {self.pue!r} is not a power usage effectiveness between 1.0 and 3.0")
+        if self.electricity_usd_per_kwh is not None and (
+            not _is_number(self.electricity_usd_per_kwh) or not 0 <= float(self.electricity_usd_per_kwh) <= 5
+        ):
+            out.append(f"electricity_usd_per_kwh: {self.electricity_usd_per_kwh!r} is not a price between 0 and 5 $/kWh")
+        if not _is_number(self.utilization) or not 0 < float(self.utilization) <= 1:
+            out.append(f"utilization: {self.utilization!r} is not a fraction in (0, 1]")
+        if not _is_number(self.lifetime_years) or not 0 < float(self.lifetime_years) <= 20:
+            out.append(f"lifetime_years: {self.lifetime_years!r} is not a number of years in (0, 20]")
+        if not isinstance(self.author, str):
+            out.append("author: must be a text")
+        if not isinstance(self.organisation, str):
+            out.append("organisation: must be a text")
+        if self.page_size not in PAGE_SIZES:
+            out.append(f"page_size: {self.page_size!r} is not one of {', '.join(PAGE_SIZES)}")
+        if not isinstance(self.calibration_enabled, bool):
+            out.append("calibration_enabled: must be true or false")
+        return out
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+def settings_path() -> Path:
+    return paths.config_dir() / SETTINGS_FILE
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """Read the settings file; unknown keys and bad values are reported in `.problems`."""
+    path = path or settings_path()
+    settings = Settings()
+    if not path.exists():
+        return settings
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        settings.problems.append(f"{path}: cannot be read as JSON ({exc}); using defaults")
+        log.warning(settings.problems[-1])
+        return settings
+    if not isinstance(raw, dict):
+        settings.problems.append(f"{path}: the top level must be an object; using defaults")
+        return settings
+    known = {f.name for f in fields(Settings) if f.name != "problems"}
+    for key, value in raw.items():
+        if key not in known:
+            settings.problems.append(f"{path}: unknown setting '{key}' ignored")
+            continue
+        default = getattr(settings, key)
+        setattr(settings, key, value)
+        bad = [msg for msg in settings.validate() if msg.startswith(f"{key}:")]
+        if bad:
+            settings.problems.append(f"{path}: {bad[0]}; using the default {default!r}")
+            setattr(settings, key, default)
+    for message in settings.problems:
+        log.warning(message)
+    return settings
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> None:
+    """Validate, then write atomically; raises SettingsError and writes nothing when a field is bad."""
+    problems = settings.validate()
+    if problems:
+        raise SettingsError("; ".join(problems))
+    data = asdict(settings)
+    data.pop("problems", None)
+    atomic_write_text(path or settings_path(), json.dumps(data, indent=2, sort_keys=True) + "\n")

@@ -1,0 +1,1 @@
+"""The Benchmarks view package."""

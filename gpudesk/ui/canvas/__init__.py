@@ -1,0 +1,1 @@
+"""The Cluster view package."""

@@ -1,0 +1,132 @@
+"""The catalogue's detail panel: every figure of one entry with its source (a link) and date."""
+
+from __future__ import annotations
+
+from html import escape
+
+from gpudesk.core.catalogue.fields import KIND_NOUNS, KINDS
+from gpudesk.ui.models.table import format_value
+
+ORIGIN_TEXT = {
+    "bundled": "",
+    "user_added": "Your entry",
+    "user_edited": "Edited by you (kept when the catalogue updates)",
+}
+
+CSS = """
+<style>
+ body { font-family: sans-serif; }
+ h2 { margin: 0 0 2px 0; font-size: 15pt; }
+ .sub { color: #5b6475; margin-bottom: 8px; }
+ .badge { background: #fff4d6; color: #7a5200; padding: 2px 6px; }
+ table.f { border-collapse: collapse; width: 100%; }
+ table.f td { padding: 3px 6px 3px 0; vertical-align: top; border-bottom: 1px solid #eef0f3; }
+ td.l { color: #5b6475; white-space: nowrap; }
+ td.v { font-weight: 600; white-space: nowrap; }
+ td.s { color: #5b6475; font-size: 8.5pt; }
+ .notes { color: #3b4352; margin-top: 10px; }
+ h3 { font-size: 10.5pt; margin: 14px 0 4px 0; }
+ ol { margin-top: 2px; padding-left: 18px; }
+ li { margin-bottom: 3px; }
+</style>
+"""
+
+
+def detail_html(catalogue, kind: str, record: dict | None) -> str:
+    if record is None:
+        return CSS + "<p class='sub'>Select an entry to see its figures and where each came from.</p>"
+    title = record.get("name") or record.get("title") or record.get("instance_type") or record["id"]
+    subtitle = _subtitle(kind, record)
+    parts = [CSS, f"<h2>{escape(str(title))}</h2>"]
+    if subtitle:
+        parts.append(f"<div class='sub'>{escape(subtitle)}</div>")
+    origin = ORIGIN_TEXT.get(record.get("origin", "bundled"), "")
+    if origin:
+        parts.append(f"<p><span class='badge'>{escape(origin)}</span></p>")
+
+    numbered: dict[str, int] = {}
+    sources: list[dict] = []
+    rows = []
+    for spec in KINDS[kind]:
+        value = record.get(spec.name)
+        if value is None or value == "" or spec.name in ("notes",):
+            continue
+        if spec.type == "ref" and spec.name in ("source", "grid_source", "electricity_source"):
+            continue
+        text = format_value(value, field=spec.name)
+        if spec.unit and spec.unit != "slug":
+            text = f"{text} {spec.unit}"
+        if spec.name == "url":
+            text = f"<a href='{escape(str(value), quote=True)}'>{escape(str(value))}</a>"
+        else:
+            text = escape(text)
+        src_cell = ""
+        if spec.figure:
+            src = catalogue.figure_source(kind, record, spec.name)
+            if src:
+                if src["id"] not in numbered:
+                    numbered[src["id"]] = len(numbered) + 1
+                    sources.append(src)
+                n = numbered[src["id"]]
+                date = escape(src.get("date") or "undated")
+                src_cell = f"[{n}] {date}"
+        rows.append(f"<tr><td class='l'>{escape(spec.label)}</td><td class='v'>{text}</td><td class='s'>{src_cell}</td></tr>")
+    parts.append("<table class='f'>" + "".join(rows) + "</table>")
+
+    if kind in ("accelerators", "systems"):
+        parts.extend(_related(catalogue, kind, record))
+    if record.get("notes"):
+        parts.append(f"<div class='notes'><b>Notes.</b> {escape(str(record['notes']))}</div>")
+    if sources:
+        parts.append("<h3>Sources</h3><ol>")
+        for src in sources:
+            label = escape(src["title"])
+            publisher = escape(src.get("publisher") or "")
+            link = f"<a href='{escape(src['url'], quote=True)}'>{label}</a>" if src.get("url") else label
+            meta = ", ".join(x for x in (publisher, escape(src.get("date") or "")) if x)
+            parts.append(f"<li>{link}{' — ' + meta if meta else ''}</li>")
+        parts.append("</ol>")
+    return "".join(parts)
+
+
+def _subtitle(kind: str, record: dict) -> str:
+    if kind == "accelerators":
+        bits = [record.get("vendor"), record.get("architecture"), str(record.get("year") or ""), record.get("form_factor")]
+    elif kind == "systems":
+        bits = [record.get("vendor"), f"{record.get('accelerator_count') or '?'} × {record.get('accelerator')}"]
+    elif kind == "cloud":
+        bits = [record.get("provider"), record.get("region"), f"{record.get('accelerator_count') or '?'} × {record.get('accelerator')}"]
+    elif kind == "prices":
+        bits = [f"{record.get('kind')} price of {record.get('item')}"]
+    elif kind == "regions":
+        bits = [record.get("country")]
+    elif kind == "interconnects":
+        bits = [record.get("family"), record.get("generation")]
+    else:
+        bits = [record.get("publisher"), record.get("kind")]
+    return " · ".join(b for b in bits if b) + f"   ({KIND_NOUNS[kind]} {record['id']})"
+
+
+def _related(catalogue, kind: str, record: dict) -> list[str]:
+    out = []
+    prices = [p for p in catalogue.items("prices") if p["item"] == record["id"]]
+    if prices:
+        out.append("<h3>Prices</h3><table class='f'>")
+        for p in sorted(prices, key=lambda p: p.get("date") or "", reverse=True):
+            out.append(
+                f"<tr><td class='l'>{escape(p['kind'])}</td><td class='v'>${p['usd']:,.0f}</td>"
+                f"<td class='s'>{escape(p.get('date') or '')}</td></tr>"
+            )
+        out.append("</table>")
+    if kind == "accelerators":
+        offers = [c for c in catalogue.items("cloud") if c["accelerator"] == record["id"]]
+        if offers:
+            out.append("<h3>Cloud offerings</h3><table class='f'>")
+            for c in sorted(offers, key=lambda c: c["usd_per_hour"] / max(1, c.get("accelerator_count") or 1)):
+                per_gpu = c["usd_per_hour"] / max(1, c.get("accelerator_count") or 1)
+                out.append(
+                    f"<tr><td class='l'>{escape(c['provider'])} {escape(c['instance_type'])}</td>"
+                    f"<td class='v'>${per_gpu:,.2f}/GPU-h</td><td class='s'>{escape(c.get('date') or '')}</td></tr>"
+                )
+            out.append("</table>")
+    return out

@@ -1,0 +1,499 @@
+"""The catalogue view: a table per kind with search, filters, numeric sorting, a sourced detail
+panel, and the user's own entries and quotes."""
+
+from __future__ import annotations
+
+from html import escape
+
+from PySide6.QtCore import QMimeData, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTabBar,
+    QTableView,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpudesk.core.catalogue import EditError
+from gpudesk.core.catalogue.fields import KIND_LABELS, KIND_NOUNS, KINDS
+from gpudesk.ui.catalogue.detail import detail_html
+from gpudesk.ui.catalogue.dialogs import EntryDialog, QuoteDialog
+from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowTableModel, sort_key
+
+KIND_ORDER = ("accelerators", "systems", "cloud", "prices", "regions", "interconnects", "sources")
+
+# Per kind: the field behind the first and second filter combo, and which range filters apply.
+FILTERS = {
+    "accelerators": {"group": ("vendor", "Vendor"), "class": ("device_class", "Class"), "form": "form_factor",
+                     "memory": "memory_gb", "year": "year"},
+    "systems": {"group": ("vendor", "Vendor"), "class": ("kind", "Kind")},
+    "cloud": {"group": ("provider", "Provider"), "class": ("accelerator", "Accelerator")},
+    "prices": {"group": ("kind", "Kind"), "class": ("item", "Item")},
+    "regions": {"group": ("country", "Country"), "year": "grid_year"},
+    "interconnects": {"group": ("family", "Family"), "year": "year"},
+    "sources": {"group": ("publisher", "Publisher"), "class": ("kind", "Kind")},
+}
+
+PLURALS = {"Class": "classes", "Family": "families", "Country": "countries", "Form factor": "form factors"}
+
+SEARCH_KEYS = ("id", "name", "vendor", "family", "architecture", "form_factor", "memory_type", "provider",
+               "instance_type", "accelerator", "item", "country", "title", "publisher", "generation")
+
+
+class CatalogueProxy(QSortFilterProxyModel):
+    """Search and filters over the rows of one kind; empty cells sort last in both orders."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setSortRole(SORT_ROLE)
+        self.kind = "accelerators"
+        self.words: list[str] = []
+        self.group: tuple[str, str] | None = None  # (field, value)
+        self.klass: tuple[str, str] | None = None
+        self.form: tuple[str, str] | None = None
+        self.memory_min: tuple[str, float] | None = None
+        self.year_min: tuple[str, int] | None = None
+        self.mine_only = False
+
+    def set_criteria(self, **criteria) -> None:
+        if hasattr(self, "beginFilterChange"):  # Qt >= 6.9 deprecates invalidateFilter()
+            self.beginFilterChange()
+            for key, value in criteria.items():
+                setattr(self, key, value)
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:  # pragma: no cover - older Qt
+            for key, value in criteria.items():
+                setattr(self, key, value)
+            self.invalidateFilter()
+
+    def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex) -> bool:
+        row = self.sourceModel().row(source_row)
+        for criterion in (self.group, self.klass, self.form):
+            if criterion and criterion[1] and str(row.get(criterion[0]) or "") != criterion[1]:
+                return False
+        if self.memory_min and self.memory_min[1] > 0:
+            mem = row.get(self.memory_min[0])
+            if mem is None or mem < self.memory_min[1]:
+                return False
+        if self.year_min and self.year_min[1] > 0:
+            year = row.get(self.year_min[0])
+            if year is None or year < self.year_min[1]:
+                return False
+        if self.mine_only and row.get("origin") == "bundled":
+            return False
+        if self.words:
+            haystack = " ".join(str(row.get(k) or "") for k in SEARCH_KEYS).lower()
+            if not all(w in haystack for w in self.words):
+                return False
+        return True
+
+    def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:
+        a = sort_key(left.data(SORT_ROLE))
+        b = sort_key(right.data(SORT_ROLE))
+        if a[0] != b[0] and 2 in (a[0], b[0]):
+            # keep empty cells at the bottom whichever way the column is sorted
+            empty_left = a[0] == 2
+            return (not empty_left) if self.sortOrder() == Qt.SortOrder.AscendingOrder else empty_left
+        return a < b
+
+
+class CatalogueView(QWidget):
+    populated = Signal()
+    message = Signal(str)  # for the status bar
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.catalogue = None
+        self.kind = "accelerators"
+        self._sort: dict[str, tuple[int, Qt.SortOrder]] = {}
+
+        title = QLabel("Catalogue")
+        title.setObjectName("pageTitle")
+        self.subtitle = QLabel("Loading the catalogue…")
+        self.subtitle.setObjectName("pageSubtitle")
+
+        self.tabs = QTabBar()
+        self.tabs.setObjectName("kindTabs")
+        self.tabs.setDrawBase(False)
+        self.tabs.setExpanding(False)
+        for kind in KIND_ORDER:
+            self.tabs.addTab(KIND_LABELS[kind])
+        self.tabs.currentChanged.connect(lambda i: self.set_kind(KIND_ORDER[i]))
+
+        self.search = QLineEdit()
+        self.search.setObjectName("search")
+        self.search.setPlaceholderText("Search names, vendors, architectures…  (Ctrl+F)")
+        self.search.setClearButtonEnabled(True)
+        self.search.setMinimumWidth(240)
+        self.search.textChanged.connect(self._apply_filters)
+        self.group_combo = QComboBox()
+        self.group_combo.setObjectName("groupFilter")
+        self.group_combo.setMinimumWidth(130)
+        self.class_combo = QComboBox()
+        self.class_combo.setObjectName("classFilter")
+        self.class_combo.setMinimumWidth(120)
+        self.form_combo = QComboBox()
+        self.form_combo.setObjectName("formFilter")
+        self.form_combo.setMinimumWidth(130)
+        self.memory_spin = QDoubleSpinBox()
+        self.memory_spin.setObjectName("memoryFilter")
+        self.memory_spin.setRange(0, 100000)
+        self.memory_spin.setDecimals(0)
+        self.memory_spin.setSuffix(" GB")
+        self.memory_spin.setPrefix("≥ ")
+        self.memory_spin.setSpecialValueText("any memory")
+        self.memory_spin.setSingleStep(8)
+        self.year_spin = QSpinBox()
+        self.year_spin.setObjectName("yearFilter")
+        self.year_spin.setRange(1999, 2040)
+        self.year_spin.setSpecialValueText("any year")
+        self.year_spin.setPrefix("since ")
+        self.year_spin.setValue(1999)
+        self.mine = QCheckBox("Mine only")
+        for combo in (self.group_combo, self.class_combo, self.form_combo):
+            combo.currentIndexChanged.connect(self._apply_filters)
+        self.memory_spin.valueChanged.connect(self._apply_filters)
+        self.year_spin.valueChanged.connect(self._apply_filters)
+        self.mine.toggled.connect(self._apply_filters)
+
+        filters = QHBoxLayout()
+        filters.setSpacing(6)
+        filters.addWidget(self.search, 2)
+        for w in (self.group_combo, self.class_combo, self.form_combo, self.memory_spin, self.year_spin, self.mine):
+            filters.addWidget(w)
+        filters.addStretch(0)
+
+        self.add_button = QPushButton("Add…")
+        self.add_button.setObjectName("addButton")
+        self.edit_button = QPushButton("Edit…")
+        self.delete_button = QPushButton("Delete")
+        self.quote_button = QPushButton("Add quote…")
+        self.quote_button.setObjectName("quoteButton")
+        self.add_button.clicked.connect(self.add_entry)
+        self.edit_button.clicked.connect(self.edit_entry)
+        self.delete_button.clicked.connect(self.delete_entry)
+        self.quote_button.clicked.connect(self.add_quote)
+        self.count_label = QLabel("")
+        self.count_label.setObjectName("hint")
+        actions = QHBoxLayout()
+        actions.addWidget(self.count_label)
+        actions.addStretch(1)
+        for b in (self.add_button, self.edit_button, self.delete_button, self.quote_button):
+            actions.addWidget(b)
+
+        self.model = RowTableModel()
+        self.model.row_style = _row_style
+        self.proxy = CatalogueProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.table = QTableView()
+        self.table.setObjectName("catalogueTable")
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(26)
+        self.table.horizontalHeader().setStretchLastSection(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._context_menu)
+        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.table.doubleClicked.connect(lambda _i: self.edit_entry())
+        self.table.horizontalHeader().sortIndicatorChanged.connect(
+            lambda col, order: self._sort.__setitem__(self.kind, (col, order)))
+
+        self.copy_action = QAction("Copy", self)
+        self.copy_action.setShortcut(QKeySequence.StandardKey.Copy)
+        self.copy_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.copy_action.triggered.connect(self.copy_selection)
+        self.table.addAction(self.copy_action)
+
+        self.detail = QTextBrowser()
+        self.detail.setObjectName("detail")
+        self.detail.setOpenExternalLinks(True)
+        self.detail.setMinimumWidth(320)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("catalogueSplitter")
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([760, 400])
+        self.splitter.setChildrenCollapsible(False)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 10)
+        layout.setSpacing(8)
+        head = QVBoxLayout()
+        head.setSpacing(0)
+        head.addWidget(title)
+        head.addWidget(self.subtitle)
+        layout.addLayout(head)
+        layout.addWidget(self.tabs)
+        layout.addLayout(filters)
+        layout.addWidget(self.splitter, 1)
+        layout.addLayout(actions)
+        self._set_enabled(False)
+
+    # --------------------------------------------------------------- public API
+    def set_catalogue(self, catalogue) -> None:
+        self.catalogue = catalogue
+        counts = {k: len(catalogue.items(k)) for k in KIND_ORDER}
+        self.subtitle.setText(
+            f"Catalogue {catalogue.version} · {counts['accelerators']} accelerators, {counts['systems']} systems, "
+            f"{counts['cloud']} cloud offerings, {counts['regions']} grid regions · every figure with its source and date"
+        )
+        self._set_enabled(True)
+        self.set_kind(self.kind, force=True)
+        self.populated.emit()
+
+    def set_kind(self, kind: str, force: bool = False) -> None:
+        if kind == self.kind and not force:
+            return
+        self.kind = kind
+        index = KIND_ORDER.index(kind)
+        if self.tabs.currentIndex() != index:
+            self.tabs.blockSignals(True)
+            self.tabs.setCurrentIndex(index)
+            self.tabs.blockSignals(False)
+        if self.catalogue is None:
+            return
+        self._reload_rows()
+        self._setup_filters()
+        self._apply_filters()
+        col, order = self._sort.get(kind, (0, Qt.SortOrder.AscendingOrder))
+        self.table.sortByColumn(col, order)
+        self._fit_columns()
+        self.quote_button.setVisible(kind in ("accelerators", "systems", "prices"))
+        self.add_button.setText(f"Add {KIND_NOUNS[kind]}…")
+        if self.proxy.rowCount() > 0:
+            self.table.selectRow(0)
+        else:
+            self.detail.setHtml(detail_html(self.catalogue, kind, None))
+
+    def visible_rows(self) -> list[dict]:
+        return [self.proxy.index(r, 0).data(ROW_ROLE) for r in range(self.proxy.rowCount())]
+
+    def selected_rows(self) -> list[dict]:
+        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+        return [self.proxy.index(r, 0).data(ROW_ROLE) for r in rows]
+
+    def select_id(self, item_id: str) -> bool:
+        for r in range(self.proxy.rowCount()):
+            if self.proxy.index(r, 0).data(ROW_ROLE)["id"] == item_id:
+                self.table.selectRow(r)
+                self.table.scrollTo(self.proxy.index(r, 0))
+                return True
+        return False
+
+    def focus_search(self) -> None:
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
+
+    # --------------------------------------------------------------- internals
+    def _set_enabled(self, enabled: bool) -> None:
+        for w in (self.tabs, self.search, self.add_button, self.quote_button, self.table):
+            w.setEnabled(enabled)
+        self._update_buttons()
+
+    def _columns(self) -> list[Column]:
+        cols = []
+        for spec in KINDS[self.kind]:
+            if not spec.column:
+                continue
+            tooltip = None
+            if spec.figure:
+                tooltip = self._source_tooltip(spec.name)
+            cols.append(Column(spec.name, spec.header(), numeric=spec.numeric, tooltip=tooltip))
+        return cols
+
+    def _source_tooltip(self, name: str):
+        def tip(row: dict) -> str | None:
+            if row.get(name) is None or self.catalogue is None:
+                return None
+            src = self.catalogue.figure_source(self.kind, row, name)
+            return f"{src['title']} ({src['date'] or 'undated'})" if src else None
+        return tip
+
+    def _reload_rows(self) -> None:
+        selected = [r["id"] for r in self.selected_rows()] if self.table.selectionModel() else []
+        self.model.set_columns_and_rows(self._columns(), self.catalogue.items(self.kind))
+        if selected:
+            self.select_id(selected[0])
+
+    def _setup_filters(self) -> None:
+        spec = FILTERS[self.kind]
+        rows = self.catalogue.items(self.kind)
+        for combo, key in ((self.group_combo, "group"), (self.class_combo, "class"), (self.form_combo, "form")):
+            conf = spec.get(key)
+            combo.blockSignals(True)
+            combo.clear()
+            if conf:
+                field, title = conf if isinstance(conf, tuple) else (conf, "Form factor")
+                combo.addItem(f"All {PLURALS.get(title, title.lower() + 's')}", "")
+                for value in sorted({str(r.get(field)) for r in rows if r.get(field)}, key=str.lower):
+                    combo.addItem(value, value)
+                combo.setProperty("field", field)
+                combo.setVisible(True)
+            else:
+                combo.setVisible(False)
+            combo.blockSignals(False)
+        self.memory_spin.setVisible("memory" in spec)
+        self.year_spin.setVisible("year" in spec)
+
+    def _apply_filters(self) -> None:
+        spec = FILTERS[self.kind]
+
+        def combo_value(combo):
+            return (combo.property("field"), combo.currentData()) if combo.isVisibleTo(self) and combo.currentData() else None
+
+        self.proxy.set_criteria(
+            kind=self.kind,
+            words=[w for w in self.search.text().lower().split() if w],
+            group=combo_value(self.group_combo),
+            klass=combo_value(self.class_combo),
+            form=combo_value(self.form_combo),
+            memory_min=(spec["memory"], self.memory_spin.value()) if "memory" in spec else None,
+            year_min=(spec["year"], self.year_spin.value() if self.year_spin.value() > 1999 else 0) if "year" in spec else None,
+            mine_only=self.mine.isChecked(),
+        )
+        total = self.model.rowCount()
+        shown = self.proxy.rowCount()
+        noun = KIND_LABELS[self.kind].lower()
+        self.count_label.setText(f"{shown} of {total} {noun}" if shown != total else f"{total} {noun}")
+
+    def _fit_columns(self) -> None:
+        header = self.table.horizontalHeader()
+        self.table.resizeColumnsToContents()
+        for i in range(self.model.columnCount()):
+            width = header.sectionSize(i)
+            header.resizeSection(i, min(max(width + 8, 60), 260))
+
+    def _selection_changed(self, *_args) -> None:
+        rows = self.selected_rows()
+        record = rows[0] if rows else None
+        if self.catalogue is not None:
+            self.detail.setHtml(detail_html(self.catalogue, self.kind, record))
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        rows = self.selected_rows() if self.table.selectionModel() else []
+        one = len(rows) == 1
+        enabled = self.catalogue is not None
+        self.edit_button.setEnabled(enabled and one)
+        self.delete_button.setEnabled(enabled and one and rows[0].get("origin") == "user_added")
+        self.delete_button.setToolTip("Only your own entries can be deleted" if one and rows[0].get("origin") != "user_added" else "")
+
+    def _context_menu(self, pos) -> None:
+        rows = self.selected_rows()
+        menu = QMenu(self)
+        menu.addAction(self.copy_action)
+        if len(rows) == 1:
+            menu.addAction("Edit…", self.edit_entry)
+            if rows[0].get("origin") == "user_added":
+                menu.addAction("Delete", self.delete_entry)
+            if rows[0].get("origin") == "user_edited":
+                menu.addAction("Revert to the bundled figures", self.revert_entry)
+            if self.kind in ("accelerators", "systems"):
+                menu.addAction("Add price quote…", self.add_quote)
+        menu.exec(self.table.viewport().mapToGlobal(pos))
+
+    # --------------------------------------------------------------- actions
+    def copy_selection(self) -> None:
+        rows = self.selected_rows() or self.visible_rows()
+        cols = self.model.columns()
+        lines = ["\t".join(c.header for c in cols)]
+        html_rows = ["<tr>" + "".join(f"<th>{escape(c.header)}</th>" for c in cols) + "</tr>"]
+        for row in rows:
+            cells = [c.display(row.get(c.key)) for c in cols]
+            lines.append("\t".join(cells))
+            html_rows.append("<tr>" + "".join(f"<td>{escape(x)}</td>" for x in cells) + "</tr>")
+        mime = QMimeData()
+        mime.setText("\n".join(lines) + "\n")
+        mime.setHtml("<table>" + "".join(html_rows) + "</table>")
+        QGuiApplication.clipboard().setMimeData(mime)
+        self.message.emit(f"Copied {len(rows)} row(s) as a table")
+
+    def add_entry(self) -> None:
+        dialog = EntryDialog(self.catalogue, self.kind, None, self)
+        if dialog.exec() and dialog.result_record:
+            self._after_edit(dialog.result_record["id"], f"Added {KIND_NOUNS[self.kind]} {dialog.result_record['id']}")
+
+    def edit_entry(self) -> None:
+        rows = self.selected_rows()
+        if len(rows) != 1:
+            return
+        dialog = EntryDialog(self.catalogue, self.kind, rows[0], self)
+        if dialog.exec() and dialog.result_record:
+            self._after_edit(rows[0]["id"], f"Saved {KIND_NOUNS[self.kind]} {rows[0]['id']}")
+
+    def delete_entry(self) -> None:
+        rows = self.selected_rows()
+        if len(rows) != 1:
+            return
+        record = rows[0]
+        answer = QMessageBox.question(self, "Delete entry", f"Delete your {KIND_NOUNS[self.kind]} '{record['id']}'?")
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        try:
+            self.catalogue.delete_item(self.kind, record["id"])
+        except EditError as exc:
+            QMessageBox.warning(self, "Not deleted", str(exc))
+            return
+        self._after_edit(None, f"Deleted {KIND_NOUNS[self.kind]} {record['id']}")
+
+    def revert_entry(self) -> None:
+        rows = self.selected_rows()
+        if len(rows) == 1:
+            try:
+                self.catalogue.revert_item(self.kind, rows[0]["id"])
+            except EditError as exc:
+                QMessageBox.warning(self, "Not reverted", str(exc))
+                return
+            self._after_edit(rows[0]["id"], f"Reverted {rows[0]['id']} to the bundled figures")
+
+    def add_quote(self) -> None:
+        rows = self.selected_rows()
+        item = rows[0]["id"] if rows and self.kind in ("accelerators", "systems") else (
+            rows[0]["item"] if rows and self.kind == "prices" else None)
+        dialog = QuoteDialog(self.catalogue, item, self)
+        if dialog.exec() and dialog.result_record:
+            self._after_edit(rows[0]["id"] if rows else None,
+                             f"Added a quote of ${dialog.result_record['usd']:,.0f} for {dialog.result_record['item']}")
+
+    def _after_edit(self, select_id: str | None, message: str) -> None:
+        self._reload_rows()
+        self._setup_filters()
+        self._apply_filters()
+        if select_id:
+            self.select_id(select_id)
+        self._selection_changed()
+        self.message.emit(message)
+
+
+def _row_style(row: dict) -> dict:
+    origin = row.get("origin")
+    if origin == "user_added":
+        return {"color": "#1a5fb4", "tooltip": "Your entry"}
+    if origin == "user_edited":
+        return {"color": "#8a5a00", "tooltip": "Edited by you: kept when the catalogue updates"}
+    return {}
+
+
+__all__ = ["CatalogueView", "CatalogueProxy"]

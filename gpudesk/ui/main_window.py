@@ -1,0 +1,366 @@
+"""The main window: navigation between the views, menus, status bar, remembered state.
+
+The window shows before any heavy work: the catalogue opens on a worker thread, and each view
+but the catalogue is built the first time it is shown. Views do not import each other; this
+module composes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import platform
+
+from PySide6.QtCore import QByteArray, QSize, Qt, QThread, QTimer, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QUndoGroup
+from PySide6.QtWidgets import (
+    QApplication,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMessageBox,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpudesk import APP_DISPLAY_NAME, __version__
+from gpudesk.core import paths
+from gpudesk.ui.app import settings_store
+from gpudesk.ui.catalogue.view import CatalogueView
+
+log = logging.getLogger(__name__)
+
+PAGES = (
+    ("catalogue", "Catalogue", "catalogue.svg"),
+    ("compare", "Compare", "compare.svg"),
+    ("cluster", "Cluster", "cluster.svg"),
+    ("benchmarks", "Benchmarks", "benchmarks.svg"),
+    ("reports", "Reports", "reports.svg"),
+)
+
+
+class CatalogueLoader(QThread):
+    """Opens (creating or upgrading) the catalogue database off the UI thread."""
+
+    loaded = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, database_url: str | None, parent=None):
+        super().__init__(parent)
+        self.database_url = database_url
+
+    def run(self) -> None:
+        try:
+            from gpudesk.core.catalogue import open_catalogue
+
+            catalogue = open_catalogue(self.database_url)
+            for kind in ("accelerators", "systems", "cloud", "prices", "regions", "interconnects", "sources"):
+                catalogue.items(kind)  # warm the cache here, not on the UI thread
+            self.loaded.emit(catalogue)
+        except Exception as exc:  # shown to the user; details in the log
+            log.exception("cannot open the catalogue")
+            self.failed.emit(f"{type(exc).__name__}: {exc}")
+
+
+class MainWindow(QMainWindow):
+    catalogueReady = Signal()
+    catalogueFailed = Signal(str)
+
+    def __init__(self, database_url: str | None = None, parent=None):
+        super().__init__(parent)
+        self.database_url = database_url
+        self.catalogue = None
+        self._loader: CatalogueLoader | None = None
+        self.undo_group = QUndoGroup(self)
+        self.setWindowTitle(APP_DISPLAY_NAME)
+        self.setMinimumSize(QSize(980, 640))
+
+        self.nav = QListWidget()
+        self.nav.setObjectName("navigation")
+        self.nav.setIconSize(QSize(20, 20))
+        self.nav.setFixedWidth(190)
+        self.stack = QStackedWidget()
+        self.pages: dict[str, QWidget] = {}
+        self._page_index: dict[str, int] = {}
+        for key, label, icon in PAGES:
+            item = QListWidgetItem(QIcon(str(paths.resource("icons", icon))), label)
+            item.setData(Qt.ItemDataRole.UserRole, key)
+            item.setSizeHint(QSize(180, 40))
+            self.nav.addItem(item)
+            holder = QWidget()
+            QVBoxLayout(holder).setContentsMargins(0, 0, 0, 0)
+            self._page_index[key] = self.stack.addWidget(holder)
+        self.nav.currentRowChanged.connect(self._nav_changed)
+
+        self.catalogue_view = CatalogueView()
+        self.catalogue_view.message.connect(lambda m: self.statusBar().showMessage(m, 5000))
+        self.catalogue_view.populated.connect(self.catalogueReady.emit)
+        self._install_page("catalogue", self.catalogue_view)
+
+        side = QWidget()
+        side.setObjectName("sidebar")
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.setSpacing(0)
+        brand = QLabel(APP_DISPLAY_NAME)
+        brand.setObjectName("navTitle")
+        tagline = QLabel("choose AI compute,\ndefend the choice")
+        tagline.setObjectName("navSubtitle")
+        side_layout.addWidget(brand)
+        side_layout.addWidget(tagline)
+        side_layout.addWidget(self.nav, 1)
+
+        central = QWidget()
+        layout = QHBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(side)
+        layout.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+
+        self.catalogue_status = QLabel("Opening the catalogue…")
+        self.statusBar().addPermanentWidget(self.catalogue_status)
+        self._build_menus()
+        self._restore_state()
+
+    # ------------------------------------------------------------------ start-up
+    def start(self) -> None:
+        """Open the catalogue on a worker thread; views receive it when it is ready."""
+        if self._loader is not None:
+            return
+        self._loader = CatalogueLoader(self.database_url, self)
+        self._loader.loaded.connect(self._catalogue_loaded)
+        self._loader.failed.connect(self._catalogue_failed)
+        self._loader.start()
+
+    def wait_loaded(self, timeout_ms: int = 30000) -> bool:
+        """For tests and scripts: block until the loader finished."""
+        if self._loader is None:
+            self.start()
+        ok = self._loader.wait(timeout_ms)
+        QApplication.processEvents()
+        return ok and self.catalogue is not None
+
+    def _catalogue_loaded(self, catalogue) -> None:
+        self.catalogue = catalogue
+        where = self.database_url or str(paths.database_path())
+        self.catalogue_status.setText(f"Catalogue {catalogue.version}  ·  {where}")
+        for view in self.pages.values():
+            if hasattr(view, "set_catalogue"):
+                view.set_catalogue(catalogue)
+
+    def _catalogue_failed(self, message: str) -> None:
+        self.catalogue_status.setText("Catalogue unavailable")
+        self.catalogueFailed.emit(message)
+        QMessageBox.critical(self, "Cannot open the catalogue",
+                             f"gpudesk could not open its catalogue database.\n\n{message}\n\n"
+                             f"Log: {paths.log_dir() / 'gpudesk.log'}")
+
+    # ------------------------------------------------------------------ pages
+    def _install_page(self, key: str, widget: QWidget) -> None:
+        holder = self.stack.widget(self._page_index[key])
+        holder.layout().addWidget(widget)
+        self.pages[key] = widget
+        if self.catalogue is not None and hasattr(widget, "set_catalogue"):
+            widget.set_catalogue(self.catalogue)
+        stack = getattr(widget, "undo_stack", None)
+        if stack is not None:
+            self.undo_group.addStack(stack)
+        if hasattr(widget, "status_message"):
+            widget.status_message.connect(lambda m: self.statusBar().showMessage(m, 5000))
+        if hasattr(widget, "modified_changed"):
+            widget.modified_changed.connect(lambda _m: self._update_title())
+
+    def page(self, key: str) -> QWidget:
+        """The view for `key`, built on first use."""
+        if key not in self.pages:
+            self._install_page(key, self._make_page(key))
+        return self.pages[key]
+
+    def _make_page(self, key: str) -> QWidget:
+        if key == "compare":
+            from gpudesk.ui.compare.view import CompareView
+
+            return CompareView()
+        if key == "cluster":
+            from gpudesk.ui.canvas.view import ClusterView
+
+            return ClusterView()
+        if key == "benchmarks":
+            from gpudesk.ui.benchmarks.view import BenchmarksView
+
+            return BenchmarksView()
+        if key == "reports":
+            from gpudesk.ui.report.view import ReportsView
+
+            view = ReportsView()
+            view.open_requested.connect(self._open_report_source)
+            return view
+        raise KeyError(key)
+
+    def show_page(self, key: str) -> QWidget:
+        row = [p[0] for p in PAGES].index(key)
+        self.nav.setCurrentRow(row)
+        return self.pages[key]
+
+    def current_page_key(self) -> str:
+        item = self.nav.currentItem()
+        return item.data(Qt.ItemDataRole.UserRole) if item else "catalogue"
+
+    def current_view(self) -> QWidget:
+        return self.pages.get(self.current_page_key(), self.catalogue_view)
+
+    def _nav_changed(self, row: int) -> None:
+        key = PAGES[max(0, row)][0]
+        view = self.page(key)
+        self.stack.setCurrentIndex(self._page_index[key])
+        stack = getattr(view, "undo_stack", None)
+        self.undo_group.setActiveStack(stack)
+        self._update_actions()
+        self._update_title()
+
+    def _open_report_source(self, key: str, path: str) -> None:
+        view = self.show_page(key)
+        if hasattr(view, "open_path"):
+            view.open_path(path)
+
+    # ------------------------------------------------------------------ menus
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.act_new = self._action(file_menu, "&New Scenario", QKeySequence.StandardKey.New, lambda: self._call("new_file"))
+        self.act_open = self._action(file_menu, "&Open…", QKeySequence.StandardKey.Open, lambda: self._call("open_file"))
+        self.act_save = self._action(file_menu, "&Save", QKeySequence.StandardKey.Save, lambda: self._call("save"))
+        self.act_save_as = self._action(file_menu, "Save &As…", QKeySequence.StandardKey.SaveAs, lambda: self._call("save_as"))
+        file_menu.addSeparator()
+        self.act_pdf = self._action(file_menu, "Export &PDF Report…", QKeySequence("Ctrl+P"), lambda: self._call("export_pdf"))
+        self.act_csv = self._action(file_menu, "Export &CSV…", None, lambda: self._call("export_csv"))
+        self.act_import = self._action(file_menu, "&Import Benchmark Files…", QKeySequence("Ctrl+I"), self._import_files)
+        file_menu.addSeparator()
+        self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
+
+        edit_menu = bar.addMenu("&Edit")
+        undo = self.undo_group.createUndoAction(self, "&Undo")
+        undo.setShortcut(QKeySequence.StandardKey.Undo)
+        redo = self.undo_group.createRedoAction(self, "&Redo")
+        redo.setShortcut(QKeySequence.StandardKey.Redo)
+        edit_menu.addAction(undo)
+        edit_menu.addAction(redo)
+        edit_menu.addSeparator()
+        self._action(edit_menu, "&Find", QKeySequence.StandardKey.Find, self._find)
+        edit_menu.addSeparator()
+        self._action(edit_menu, "&Preferences…", QKeySequence.StandardKey.Preferences, self._preferences)
+
+        view_menu = bar.addMenu("&View")
+        for i, (key, label, _icon) in enumerate(PAGES):
+            self._action(view_menu, label, QKeySequence(f"Ctrl+{i + 1}"), lambda _=False, k=key: self.show_page(k))
+        view_menu.addSeparator()
+        self._action(view_menu, "&Full Screen", QKeySequence.StandardKey.FullScreen,
+                     lambda: self.showNormal() if self.isFullScreen() else self.showFullScreen())
+
+        help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "&About gpudesk", None, self.show_about)
+        self._action(help_menu, "About &Qt", None, QApplication.aboutQt)
+        self._update_actions()
+
+    def _action(self, menu, text, shortcut, slot) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(shortcut)
+        action.triggered.connect(slot)
+        menu.addAction(action)
+        return action
+
+    def _call(self, method: str) -> None:
+        view = self.current_view()
+        if hasattr(view, method):
+            getattr(view, method)()
+
+    def _update_actions(self) -> None:
+        view = self.current_view()
+        for action, method in ((self.act_new, "new_file"), (self.act_open, "open_file"), (self.act_save, "save"),
+                               (self.act_save_as, "save_as"), (self.act_pdf, "export_pdf"), (self.act_csv, "export_csv")):
+            action.setEnabled(hasattr(view, method))
+
+    def _update_title(self) -> None:
+        view = self.current_view()
+        doc = getattr(view, "document_title", None)
+        modified = bool(getattr(view, "is_modified", lambda: False)())
+        title = f"{doc()} — {APP_DISPLAY_NAME}" if callable(doc) and doc() else APP_DISPLAY_NAME
+        self.setWindowTitle(title + ("[*]" if "[*]" not in title else ""))
+        self.setWindowModified(modified)
+
+    def _find(self) -> None:
+        view = self.current_view()
+        if hasattr(view, "focus_search"):
+            view.focus_search()
+
+    def _import_files(self) -> None:
+        view = self.show_page("benchmarks")
+        if hasattr(view, "open_file"):
+            view.open_file()
+
+    def _preferences(self) -> None:
+        from gpudesk.ui.widgets.preferences import PreferencesDialog
+
+        dialog = PreferencesDialog(self.catalogue, self)
+        if dialog.exec():
+            for view in self.pages.values():
+                if hasattr(view, "settings_changed"):
+                    view.settings_changed()
+
+    def show_about(self) -> None:
+        from PySide6 import __version__ as pyside_version
+        from PySide6.QtCore import qVersion
+
+        cat = self.catalogue
+        catalogue = f"{cat.version} (released {cat.released})" if cat else "not loaded"
+        QMessageBox.about(
+            self,
+            f"About {APP_DISPLAY_NAME}",
+            f"<h3>{APP_DISPLAY_NAME} {__version__}</h3>"
+            "<p>Choose AI compute and defend the choice: a sourced catalogue, side-by-side comparison, "
+            "cluster estimates and procurement reports.</p>"
+            f"<p><b>Catalogue:</b> {catalogue}<br>"
+            f"<b>Database:</b> {self.database_url or paths.database_path()}<br>"
+            f"<b>Qt:</b> {qVersion()} · PySide6 {pyside_version} · Python {platform.python_version()}</p>",
+        )
+
+    # ------------------------------------------------------------------ state
+    def _restore_state(self) -> None:
+        store = settings_store()
+        geometry = store.value("window/geometry")
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1320, 820)
+        splitter = store.value("catalogue/splitter")
+        if isinstance(splitter, QByteArray) and not splitter.isEmpty():
+            self.catalogue_view.splitter.restoreState(splitter)
+        page = str(store.value("window/page", "catalogue"))
+        keys = [p[0] for p in PAGES]
+        # views other than the catalogue are built on first show: open them after the window is up
+        if page in keys and page != "catalogue":
+            self.nav.setCurrentRow(0)
+            QTimer.singleShot(0, lambda: self.nav.setCurrentRow(keys.index(page)))
+        else:
+            self.nav.setCurrentRow(0)
+
+    def save_state(self) -> None:
+        store = settings_store()
+        store.setValue("window/geometry", self.saveGeometry())
+        store.setValue("window/page", self.current_page_key())
+        store.setValue("catalogue/splitter", self.catalogue_view.splitter.saveState())
+        store.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        for view in self.pages.values():
+            if hasattr(view, "maybe_close") and not view.maybe_close():
+                event.ignore()
+                return
+        self.save_state()
+        if self._loader is not None and self._loader.isRunning():
+            self._loader.wait(5000)
+        event.accept()

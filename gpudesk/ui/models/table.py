@@ -1,0 +1,150 @@
+"""One thin, row-backed table model for every table in gpudesk (catalogue, compare, imports).
+
+Rows are plain dicts; columns say how to show a key. The sort role returns raw values so numbers
+sort as numbers (9 < 24 < 80) behind a QSortFilterProxyModel, and empty cells sort last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QBrush, QColor, QFont
+
+from gpudesk.core.format import format_number
+
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+ROW_ROLE = Qt.ItemDataRole.UserRole + 2
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+@dataclass
+class Column:
+    key: str
+    header: str
+    numeric: bool = False
+    fmt: Callable[[Any], str] | None = None
+    tooltip: Callable[[dict], str | None] | None = None
+    decimals: int | None = None
+
+    def display(self, value: Any) -> str:
+        if self.fmt is not None:
+            return self.fmt(value)
+        return format_value(value, self.decimals, self.key)
+
+
+def format_value(value: Any, decimals: int | None = None, field: str = "") -> str:
+    if decimals is not None and isinstance(value, float):
+        return f"{value:,.{decimals}f}"
+    return format_number(value, field)
+
+
+class RowTableModel(QAbstractTableModel):
+    def __init__(self, columns: list[Column] | None = None, parent=None):
+        super().__init__(parent)
+        self._columns: list[Column] = list(columns or [])
+        self._rows: list[dict] = []
+        self.row_style: Callable[[dict], dict] | None = None  # -> {"italic": bool, "color": str, "tooltip": str}
+
+    # ------------------------------------------------------------- our API
+    def set_columns(self, columns: list[Column]) -> None:
+        self.beginResetModel()
+        self._columns = list(columns)
+        self.endResetModel()
+
+    def set_rows(self, rows: list[dict]) -> None:
+        self.beginResetModel()
+        self._rows = list(rows)
+        self.endResetModel()
+
+    def set_columns_and_rows(self, columns: list[Column], rows: list[dict]) -> None:
+        self.beginResetModel()
+        self._columns = list(columns)
+        self._rows = list(rows)
+        self.endResetModel()
+
+    def rows(self) -> list[dict]:
+        return list(self._rows)
+
+    def row(self, index: int) -> dict:
+        return self._rows[index]
+
+    def columns(self) -> list[Column]:
+        return list(self._columns)
+
+    def column_index(self, key: str) -> int:
+        for i, col in enumerate(self._columns):
+            if col.key == key:
+                return i
+        raise KeyError(key)
+
+    # ------------------------------------------------------------- Qt overrides
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._columns)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not (0 <= index.row() < len(self._rows)):
+            return None
+        row = self._rows[index.row()]
+        col = self._columns[index.column()]
+        value = row.get(col.key)
+        if role == Qt.ItemDataRole.DisplayRole:
+            return col.display(value)
+        if role == SORT_ROLE:
+            return value
+        if role == ROW_ROLE:
+            return row
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            if col.numeric:
+                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            return int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col.tooltip is not None:
+                tip = col.tooltip(row)
+                if tip:
+                    return tip
+            style = self.row_style(row) if self.row_style else {}
+            return style.get("tooltip")
+        if role in (Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ForegroundRole) and self.row_style:
+            style = self.row_style(row)
+            if role == Qt.ItemDataRole.FontRole and style.get("italic"):
+                font = QFont()
+                font.setItalic(True)
+                return font
+            if role == Qt.ItemDataRole.ForegroundRole and style.get("color"):
+                return QBrush(QColor(style["color"]))
+        return None
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < len(self._columns):
+            col = self._columns[section]
+            if role == Qt.ItemDataRole.DisplayRole:
+                return col.header
+            if role == Qt.ItemDataRole.TextAlignmentRole:
+                align = Qt.AlignmentFlag.AlignRight if col.numeric else Qt.AlignmentFlag.AlignLeft
+                return int(align | Qt.AlignmentFlag.AlignVCenter)
+        if orientation == Qt.Orientation.Vertical and role == Qt.ItemDataRole.DisplayRole:
+            return str(section + 1)
+        return None
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+
+def sort_key(value: Any) -> tuple:
+    """None and '' sort after everything; numbers numerically; text case-insensitively."""
+    if value is None or value == "":
+        return (2, 0, "")
+    if isinstance(value, bool):
+        return (0, int(value), "")
+    if isinstance(value, (int, float)):
+        return (0, value, "")
+    return (1, 0, str(value).lower())

@@ -1,0 +1,1 @@
+"""The Reports view package."""

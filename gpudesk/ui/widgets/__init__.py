@@ -1,0 +1,1 @@
+"""gpudesk.ui.widgets"""

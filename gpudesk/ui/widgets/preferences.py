@@ -1,0 +1,119 @@
+"""The Preferences dialog: site and finance defaults, report author, database location."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+)
+
+from gpudesk.core.settings import PAGE_SIZES, SettingsError, load_settings, save_settings
+
+
+class PreferencesDialog(QDialog):
+    def __init__(self, catalogue=None, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Preferences")
+        self.setMinimumWidth(520)
+        self.settings = load_settings()
+        s = self.settings
+        layout = QVBoxLayout(self)
+
+        site = QGroupBox("Defaults for new scenarios")
+        form = QFormLayout(site)
+        self.region = QComboBox()
+        self.region.setObjectName("pref_region")
+        regions = catalogue.items("regions") if catalogue is not None else []
+        for r in regions:
+            self.region.addItem(f"{r['name']} ({r['id']})", r["id"])
+        if self.region.findData(s.region) < 0:
+            self.region.addItem(s.region, s.region)
+        self.region.setCurrentIndex(self.region.findData(s.region))
+        self.pue = QDoubleSpinBox()
+        self.pue.setRange(1.0, 3.0)
+        self.pue.setSingleStep(0.05)
+        self.pue.setValue(float(s.pue))
+        self.price = QDoubleSpinBox()
+        self.price.setObjectName("pref_price")
+        self.price.setRange(0.0, 5.0)
+        self.price.setDecimals(3)
+        self.price.setSingleStep(0.01)
+        self.price.setSpecialValueText("the region's price")
+        self.price.setSuffix(" $/kWh")
+        self.price.setValue(float(s.electricity_usd_per_kwh or 0.0))
+        self.utilization = QDoubleSpinBox()
+        self.utilization.setRange(1, 100)
+        self.utilization.setSuffix(" %")
+        self.utilization.setValue(float(s.utilization) * 100)
+        self.lifetime = QDoubleSpinBox()
+        self.lifetime.setRange(0.5, 20)
+        self.lifetime.setSuffix(" years")
+        self.lifetime.setValue(float(s.lifetime_years))
+        self.calibration = QCheckBox("Use my imported measurements to calibrate estimates")
+        self.calibration.setChecked(bool(s.calibration_enabled))
+        form.addRow("Grid region", self.region)
+        form.addRow("PUE", self.pue)
+        form.addRow("Electricity", self.price)
+        form.addRow("Utilisation of owned hardware", self.utilization)
+        form.addRow("Hardware lifetime", self.lifetime)
+        form.addRow("", self.calibration)
+        layout.addWidget(site)
+
+        report = QGroupBox("Reports")
+        rform = QFormLayout(report)
+        self.author = QLineEdit(s.author)
+        self.author.setObjectName("pref_author")
+        self.organisation = QLineEdit(s.organisation)
+        self.organisation.setObjectName("pref_organisation")
+        self.page_size = QComboBox()
+        self.page_size.addItems(list(PAGE_SIZES))
+        self.page_size.setCurrentText(s.page_size)
+        rform.addRow("Author", self.author)
+        rform.addRow("Organisation", self.organisation)
+        rform.addRow("Page size", self.page_size)
+        layout.addWidget(report)
+
+        storage = QGroupBox("Storage")
+        sform = QFormLayout(storage)
+        self.database_url = QLineEdit(s.database_url)
+        self.database_url.setPlaceholderText("empty: the embedded SQLite database (restart to apply)")
+        sform.addRow("Database URL", self.database_url)
+        layout.addWidget(storage)
+
+        self.message = QLabel("")
+        self.message.setObjectName("errorLabel")
+        self.message.setWordWrap(True)
+        self.message.hide()
+        layout.addWidget(self.message)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def accept(self) -> None:
+        s = self.settings
+        s.region = self.region.currentData() or s.region
+        s.pue = round(self.pue.value(), 3)
+        s.electricity_usd_per_kwh = round(self.price.value(), 4) or None
+        s.utilization = round(self.utilization.value() / 100, 4)
+        s.lifetime_years = round(self.lifetime.value(), 2)
+        s.calibration_enabled = self.calibration.isChecked()
+        s.author = self.author.text().strip()
+        s.organisation = self.organisation.text().strip()
+        s.page_size = self.page_size.currentText()
+        s.database_url = self.database_url.text().strip()
+        try:
+            save_settings(s)
+        except SettingsError as exc:
+            self.message.setText(f"Not saved: {exc}")
+            self.message.show()
+            return
+        super().accept()

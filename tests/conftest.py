@@ -1,0 +1,48 @@
+"""Test set-up: every test gets its own GPUDESK_HOME, offscreen Qt, and a fresh copy of a
+catalogue database built once per session from data/."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HYPOTHESIS_PROFILE", "ci")
+
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data"
+TEST_DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def gpudesk_home(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("GPUDESK_HOME", str(home))
+    return home
+
+
+@pytest.fixture(scope="session")
+def catalogue_template(tmp_path_factory):
+    """A catalogue database built from data/ once; tests get copies."""
+    folder = tmp_path_factory.mktemp("catalogue-template")
+    from gpudesk.core.catalogue import Catalogue
+
+    cat = Catalogue.open(f"sqlite:///{folder / 'gpudesk.sqlite3'}", DATA)
+    cat.close()
+    return folder / "gpudesk.sqlite3"
+
+
+@pytest.fixture
+def catalogue(catalogue_template, gpudesk_home):
+    """The bundled catalogue in this test's GPUDESK_HOME (a copy of the session's database)."""
+    target = gpudesk_home / "gpudesk.sqlite3"
+    shutil.copy(catalogue_template, target)
+    from gpudesk.core.catalogue import Catalogue
+
+    cat = Catalogue.open(None, DATA)
+    yield cat
+    cat.close()

@@ -1,0 +1,156 @@
+"""The catalogue database: first build, WAL, migrations, user edits, and upgrades of the bundled
+catalogue that keep every row the user added or edited."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import pytest
+from sqlalchemy import text
+
+from gpudesk.core.catalogue import Catalogue, EditError
+from gpudesk.core.catalogue.bundle import BundleError
+from gpudesk.core.catalogue.db import HEAD_REVISION, MIGRATIONS_DIR, make_engine, migrate
+
+from .conftest import DATA
+
+
+def test_first_run_builds_the_database_in_gpudesk_home(gpudesk_home):
+    cat = Catalogue.open(None, DATA)
+    try:
+        assert (gpudesk_home / "gpudesk.sqlite3").exists()
+        assert len(cat.items("accelerators")) >= 45
+        assert cat.version
+        with cat.engine.connect() as conn:
+            assert conn.execute(text("PRAGMA journal_mode")).scalar() == "wal"
+    finally:
+        cat.close()
+
+
+def test_head_revision_constant_matches_alembic():
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    assert ScriptDirectory.from_config(config).get_current_head() == HEAD_REVISION
+
+
+def test_migrations_produce_the_models_schema(tmp_path):
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from gpudesk.core.catalogue.models import Base
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'm.sqlite3'}")
+    migrate(engine)
+    with engine.connect() as conn:
+        diff = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    assert diff == []
+
+
+def _copy_data(tmp_path):
+    target = tmp_path / "data"
+    shutil.copytree(DATA, target)
+    return target
+
+
+def _bump(data_dir, version):
+    path = data_dir / "catalogue.toml"
+    content = path.read_text()
+    import re
+
+    path.write_text(re.sub(r'version = "[^"]+"', f'version = "{version}"', content))
+
+
+def test_upgrade_keeps_user_rows_and_updates_bundled_ones(tmp_path, gpudesk_home):
+    data = _copy_data(tmp_path)
+    cat = Catalogue.open(None, data)
+    quote = cat.add_price_quote("h100-sxm5-80gb", "27500", when="2026-10-01", supplier="Acme GPUs")
+    mine = cat.add_item("accelerators", {"id": "my-npu", "name": "My NPU", "vendor": "Lab", "memory_gb": "32",
+                                         "bf16_tflops": "100"}, source={"title": "Lab measurement"})
+    cat.update_item("accelerators", "rtx-4090", {"tdp_w": "400"}, source={"title": "Our power limit"})
+    cat.close()
+
+    # a newer bundled catalogue: one figure changes, the edited row's figure changes, one row goes
+    acc = data / "accelerators" / "nvidia-client.toml"
+    content = acc.read_text()
+    assert "tdp_w = 450" in content
+    acc.write_text(content.replace("tdp_w = 450", "tdp_w = 451"))
+    dc = data / "accelerators" / "nvidia-datacenter.toml"
+    dc.write_text(dc.read_text().replace('tdp_w = 70\n', 'tdp_w = 71\n'))
+    _bump(data, "2099.1.1")
+
+    cat = Catalogue.open(None, data)
+    try:
+        assert cat.version == "2099.1.1"
+        assert cat.get("prices", quote["id"])["usd"] == 27500
+        assert cat.get("prices", quote["id"])["origin"] == "user_added"
+        assert cat.get("accelerators", mine["id"])["bf16_tflops"] == 100
+        edited = cat.get("accelerators", "rtx-4090")
+        assert edited["tdp_w"] == 400 and edited["origin"] == "user_edited"
+        assert cat.get("accelerators", "t4")["tdp_w"] == 71
+        src = cat.figure_source("accelerators", edited, "tdp_w")
+        assert src["title"] == "Our power limit"
+    finally:
+        cat.close()
+
+
+def test_bundled_rows_dropped_from_a_new_catalogue_are_removed(tmp_path, gpudesk_home):
+    data = _copy_data(tmp_path)
+    Catalogue.open(None, data).close()
+    prices = data / "prices.csv"
+    lines = prices.read_text().splitlines()
+    dropped = lines[1].split(",")[0]
+    prices.write_text("\n".join([lines[0]] + lines[2:]) + "\n")
+    _bump(data, "2099.1.2")
+    cat = Catalogue.open(None, data)
+    try:
+        assert cat.get("prices", dropped) is None
+    finally:
+        cat.close()
+
+
+def test_a_broken_bundle_changes_nothing(tmp_path, gpudesk_home):
+    data = _copy_data(tmp_path)
+    cat = Catalogue.open(None, data)
+    cat.add_price_quote("a100-sxm4-80gb", 9000)
+    cat.close()
+    db = gpudesk_home / "gpudesk.sqlite3"
+    before = sqlite3.connect(db).execute("SELECT count(*), sum(usd) FROM price_observations").fetchone()
+    cloud = data / "cloud.csv"
+    cloud.write_text(cloud.read_text().replace("55.04", "-55.04", 1))
+    _bump(data, "2099.1.3")
+    with pytest.raises(BundleError) as err:
+        Catalogue.open(None, data)
+    assert "cloud.csv" in str(err.value) and "usd_per_hour" in str(err.value)
+    after = sqlite3.connect(db).execute("SELECT count(*), sum(usd) FROM price_observations").fetchone()
+    assert before == after
+
+
+def test_bad_user_values_are_refused_with_a_message_and_nothing_is_written(catalogue):
+    before = len(catalogue.items("accelerators"))
+    with pytest.raises(EditError) as err:
+        catalogue.add_item("accelerators", {"id": "bad one", "name": "X", "vendor": "Y", "memory_gb": "lots",
+                                            "tdp_w": "-3"})
+    problems = err.value.problems
+    assert "memory_gb" in problems and "number" in problems["memory_gb"]
+    assert "tdp_w" in problems and "at least" in problems["tdp_w"]
+    assert "id" in problems
+    assert len(catalogue.items("accelerators")) == before
+    with pytest.raises(EditError):
+        catalogue.add_price_quote("no-such-thing", 100)
+    with pytest.raises(EditError):
+        catalogue.delete_item("accelerators", "h100-sxm5-80gb")
+
+
+def test_json_contract_of_an_accelerator(catalogue):
+    data = catalogue.to_json("accelerators", catalogue.get("accelerators", "h100-sxm5-80gb"))
+    for key in ("id", "name", "vendor", "architecture", "year", "form_factor", "memory_gb", "memory_type",
+                "mem_bandwidth_gbs", "tdp_w", "fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops",
+                "fp8_tflops", "int8_tops", "fp4_tflops", "cuda_cores", "sources"):
+        assert key in data, key
+    assert data["bf16_tflops"] == pytest.approx(989.4)
+    assert data["sources"]["bf16_tflops"]["url"].startswith("https://")
+    assert data["sources"]["bf16_tflops"]["date"]

@@ -1,0 +1,78 @@
+"""The command line and its JSON contract."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gpudesk import __version__
+from gpudesk.cli import main
+
+
+def run_cli(capsys, *args):
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert __version__ in capsys.readouterr().out
+
+
+def test_list_accelerators_json_contract(catalogue, capsys):
+    code, out, _ = run_cli(capsys, "catalogue", "list", "--kind", "accelerators", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert len(rows) >= 45
+    required = {"id", "name", "vendor", "architecture", "year", "form_factor", "memory_gb", "memory_type",
+                "mem_bandwidth_gbs", "tdp_w", "fp32_tflops", "tf32_tflops", "fp16_tflops", "bf16_tflops",
+                "fp8_tflops", "int8_tops", "fp4_tflops", "cuda_cores", "sources"}
+    for row in rows:
+        assert required <= set(row), row["id"]
+        for name, value in row.items():
+            if name.endswith(("_tflops", "_tops", "_gb", "_gbs", "_w")) and value is not None:
+                assert name in row["sources"], (row["id"], name)
+                assert row["sources"][name]["url"].startswith("http")
+                assert row["sources"][name]["date"]
+    ids = {r["id"] for r in rows}
+    assert {"a100-sxm4-80gb", "h100-sxm5-80gb", "rtx-4090-laptop", "jetson-nano"} <= ids
+
+
+@pytest.mark.parametrize("kind", ["systems", "cloud", "regions", "interconnects", "prices", "sources"])
+def test_list_other_kinds(catalogue, capsys, kind):
+    code, out, _ = run_cli(capsys, "catalogue", "list", "--kind", kind, "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert rows and all(r["catalogue"] == kind for r in rows)
+
+
+def test_list_all_kinds_as_text(catalogue, capsys):
+    code, out, _ = run_cli(capsys, "catalogue", "list")
+    assert code == 0
+    assert "Accelerators (" in out and "H100 SXM5 80GB" in out and "Grid regions (" in out
+
+
+def test_show_json_and_text(catalogue, capsys):
+    code, out, _ = run_cli(capsys, "catalogue", "show", "jetson-nano", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["id"] == "jetson-nano" and data["memory_type"] == "LPDDR4"
+    code, out, _ = run_cli(capsys, "catalogue", "show", "dgx-spark")
+    assert code == 0 and "DGX Spark" in out and "http" in out
+
+
+def test_show_unknown_id_fails_with_a_message(catalogue, capsys):
+    code, _, err = run_cli(capsys, "catalogue", "show", "h100-sxm")
+    assert code == 1
+    assert "h100-sxm" in err and "no catalogue entry" in err
+
+
+def test_python_dash_m_entry_point(gpudesk_home):
+    result = subprocess.run([sys.executable, "-m", "gpudesk", "--version"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and __version__ in result.stdout

@@ -1,0 +1,36 @@
+"""Project rules: the layer contracts hold, and CI runs exactly the README's test command."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .conftest import ROOT
+
+
+def test_import_linter_contracts_hold():
+    lint = shutil.which("lint-imports") or str(Path(sys.executable).parent / "lint-imports")
+    result = subprocess.run([lint, "--config", str(ROOT / "pyproject.toml")], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Contracts: " in result.stdout and " broken" in result.stdout
+    assert re.search(r"Contracts: \d+ kept, 0 broken", result.stdout), result.stdout
+
+
+def test_ci_runs_the_readme_test_command():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Run the tests", 1)[1]
+    command = re.search(r"```sh\n(.+?)\n```", section, re.S).group(1).strip()
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert command in ci
+
+
+def test_core_imports_without_qt():
+    code = ("import sys, gpudesk.core.catalogue, gpudesk.core.estimate, gpudesk.cli;"
+            "bad=[m for m in sys.modules if m.startswith(('PySide6','pyqtgraph'))];"
+            "print(bad); sys.exit(1 if bad else 0)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr

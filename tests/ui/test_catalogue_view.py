@@ -1,0 +1,135 @@
+"""The catalogue view through its models and public methods (pytest-qt)."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog
+
+from gpudesk.core.catalogue import Catalogue
+from gpudesk.ui.catalogue.dialogs import EntryDialog, QuoteDialog
+from gpudesk.ui.catalogue.view import CatalogueView
+
+from ..conftest import DATA
+
+
+@pytest.fixture
+def view(qtbot, catalogue):
+    widget = CatalogueView()
+    qtbot.addWidget(widget)
+    with qtbot.waitSignal(widget.populated, timeout=5000):
+        widget.set_catalogue(catalogue)
+    return widget
+
+
+def test_the_table_model_is_a_proper_item_model(view, qtmodeltester):
+    qtmodeltester.check(view.model)
+    qtmodeltester.check(view.proxy)
+
+
+def test_vendor_filter_search_and_memory_filter(view):
+    total = len(view.visible_rows())
+    view.group_combo.setCurrentIndex(view.group_combo.findData("AMD"))
+    rows = view.visible_rows()
+    assert rows and len(rows) < total and all(r["vendor"] == "AMD" for r in rows)
+    view.group_combo.setCurrentIndex(0)
+    view.search.setText("h100")
+    rows = view.visible_rows()
+    assert rows and all("h100" in r["id"] for r in rows)
+    view.search.clear()
+    view.memory_spin.setValue(100)
+    rows = view.visible_rows()
+    assert rows and all(r["memory_gb"] >= 100 for r in rows)
+    view.memory_spin.setValue(0)
+    view.year_spin.setValue(2024)
+    assert all(r["year"] >= 2024 for r in view.visible_rows())
+    assert "of" in view.count_label.text()
+
+
+def test_columns_with_units_sort_as_numbers_and_empty_cells_last(view):
+    column = view.model.column_index("memory_gb")
+    view.table.sortByColumn(column, Qt.SortOrder.AscendingOrder)
+    values = [r["memory_gb"] for r in view.visible_rows()]
+    known = [v for v in values if v is not None]
+    assert known == sorted(known)
+    assert 4.0 in known and 128.0 in known and known.index(16.0) < known.index(128.0)  # not "128" < "16"
+    assert all(v is None for v in values[len(known):])
+    view.table.sortByColumn(column, Qt.SortOrder.DescendingOrder)
+    values = [r["memory_gb"] for r in view.visible_rows()]
+    known = [v for v in values if v is not None]
+    assert known == sorted(known, reverse=True) and values[: len(known)] == known
+
+
+def test_detail_shows_each_figure_with_its_source_link_and_date(view):
+    assert view.select_id("h100-sxm5-80gb")
+    html = view.detail.toHtml()
+    assert "H100 SXM5 80GB" in html
+    assert "Datasheet" in html and "href=" in html and "https://" in html
+    assert "989.4" in html and "2023" in html
+
+
+def test_kinds_switch_tables(view):
+    for kind in ("systems", "cloud", "prices", "regions", "interconnects", "sources"):
+        view.set_kind(kind)
+        assert view.model.rowCount() > 0, kind
+        assert view.tabs.currentIndex() == ["accelerators", "systems", "cloud", "prices", "regions",
+                                            "interconnects", "sources"].index(kind)
+
+
+def test_a_quote_added_survives_a_restart(qtbot, catalogue, gpudesk_home):
+    dialog = QuoteDialog(catalogue, "h100-sxm5-80gb")
+    qtbot.addWidget(dialog)
+    dialog.price.setText("28,900")
+    dialog.supplier.setText("Acme <GPU> & Co")
+    dialog.accept()
+    assert dialog.result() == QDialog.DialogCode.Accepted
+    quote_id = dialog.result_record["id"]
+    catalogue.close()
+
+    reopened = Catalogue.open(None, DATA)
+    try:
+        quote = reopened.get("prices", quote_id)
+        assert quote and quote["usd"] == 28900 and quote["origin"] == "user_added"
+        widget = CatalogueView()
+        qtbot.addWidget(widget)
+        widget.set_catalogue(reopened)
+        widget.set_kind("prices")
+        assert any(r["id"] == quote_id for r in widget.visible_rows())
+        assert widget.select_id(quote_id)
+        assert "Acme &lt;GPU&gt; &amp; Co" in widget.detail.toHtml()
+    finally:
+        reopened.close()
+
+
+def test_a_bad_value_is_refused_with_a_message(qtbot, catalogue):
+    before = len(catalogue.items("accelerators"))
+    dialog = EntryDialog(catalogue, "accelerators")
+    qtbot.addWidget(dialog)
+    dialog.editors["id"].editor.setText("my-gpu")
+    dialog.editors["name"].editor.setText("My GPU")
+    dialog.editors["vendor"].editor.setText("Lab")
+    dialog.editors["memory_gb"].editor.setText("lots")
+    dialog.editors["tdp_w"].editor.setText("-5")
+    dialog.accept()
+    assert dialog.result() != QDialog.DialogCode.Accepted
+    assert dialog.editors["memory_gb"].error.isVisibleTo(dialog)
+    assert "number" in dialog.editors["memory_gb"].error.text()
+    assert "at least" in dialog.editors["tdp_w"].error.text()
+    assert "Nothing was saved" in dialog.message.text()
+    assert len(catalogue.items("accelerators")) == before
+
+    dialog.editors["memory_gb"].editor.setText("32")
+    dialog.editors["tdp_w"].editor.setText("250")
+    dialog.accept()
+    assert dialog.result() == QDialog.DialogCode.Accepted
+    assert catalogue.get("accelerators", "my-gpu")["origin"] == "user_added"
+
+
+def test_copy_puts_a_table_on_the_clipboard(view):
+    from PySide6.QtGui import QGuiApplication
+
+    view.select_id("a100-sxm4-80gb")
+    view.copy_selection()
+    text = QGuiApplication.clipboard().text()
+    lines = text.strip().splitlines()
+    assert lines[0].startswith("ID\t") and "a100-sxm4-80gb" in lines[1]
