@@ -126,7 +126,7 @@ class Workload:
     global_batch_tokens: float | None = None
     micro_batch: int = 1
     sharding: str = "auto"
-    checkpointing: bool = False
+    checkpointing: bool | None = None  # None: only when needed to fit
     tp: int | None = None
     pp: int | None = None
     method: str = "full"  # fine-tuning: full | lora | qlora
@@ -152,8 +152,7 @@ class Site:
 
 @dataclass(frozen=True)
 class Finance:
-    rent: CloudOffer | None = None
-    rent_instances: int | None = None  # instances of `rent` for the comparison run; None: as many as needed
+    rent: NodeGroup | None = None  # the rented alternative: a cloud offering (with its device) × instances
     lifetime_years: float = 4.0
     utilization: float = 0.6  # share of the year the owned hardware runs this workload
     maintenance_fraction_per_year: float = 0.0
@@ -247,9 +246,11 @@ class Estimate:
     assumptions: list[str]
     devices: int
     step_time_s: Range | None = None
+    hfu: Range | None = None  # hardware FLOP utilisation: counts recomputed FLOPs too
     comm_share: Range | None = None  # share of a step spent in exposed communication
     slowest_link: str = ""
     ttft_s: Range | None = None
+    prefill_tokens_per_s: Range | None = None
     decode_tokens_per_s_per_user: Range | None = None
     energy_kwh_per_year: float | None = None
     co2_kg_per_year: float | None = None
@@ -273,6 +274,7 @@ class Estimate:
             "time_s": r(self.time_s),
             "step_time_s": r(self.step_time_s),
             "mfu": r(self.mfu),
+            "hfu": r(self.hfu),
             "memory": self.memory.to_json(),
             "power_w": r(self.power_w),
             "energy_kwh": r(self.energy_kwh),
@@ -288,4 +290,5 @@ class Estimate:
         if self.kind == "infer":
             out["ttft_s"] = r(self.ttft_s)
             out["decode_tokens_per_s_per_user"] = r(self.decode_tokens_per_s_per_user)
+            out["prefill_tokens_per_s"] = r(self.prefill_tokens_per_s)
         return out

@@ -1,0 +1,227 @@
+"""From a scenario and the catalogue to the engine's inputs: ids become devices, links, prices
+and grid figures; every default the resolver supplies is said in the estimate's assumptions."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from gpudesk.core.catalogue.convert import cloud_from_row, device_from_row, link_from_row
+from gpudesk.core.estimate.engine import estimate
+from gpudesk.core.estimate.types import (
+    Calibration,
+    Estimate,
+    EstimateInput,
+    Finance,
+    NodeGroup,
+    Site,
+    Workload,
+)
+from gpudesk.core.scenario import ClusterEntry, Option, Scenario
+
+DEFAULT_ELECTRICITY_USD_PER_KWH = 0.15
+WORKLOAD_KEYS = set(Workload.__dataclass_fields__)
+
+
+class ResolveError(ValueError):
+    """A scenario that names something the catalogue does not have; the message names the field."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        super().__init__("; ".join(problems))
+
+
+@dataclass
+class Resolved:
+    inputs: EstimateInput
+    assumptions: list[str] = field(default_factory=list)
+    label: str = ""
+
+
+def _suggest(value: str, choices) -> str:
+    hint = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
+    return f" (did you mean '{hint[0]}'?)" if hint else ""
+
+
+def resolve_workload(spec: dict, catalogue, problems: list[str] | None = None) -> Workload:
+    problems = problems if problems is not None else []
+    merged = {}
+    if spec.get("preset"):
+        presets = {p["id"]: p for p in catalogue.presets()}
+        preset = presets.get(spec["preset"])
+        if preset is None:
+            problems.append(f"workload.preset: '{spec['preset']}' is not a workload preset{_suggest(spec['preset'], presets)}")
+        else:
+            merged.update(preset.get("workload", {}))
+    merged.update({k: v for k, v in spec.items() if k != "preset"})
+    if "params" not in merged:
+        problems.append("workload.params: missing")
+        merged["params"] = 1e9
+    kind = merged.get("kind", "train")
+    merged.setdefault("precision", "fp16" if kind == "infer" else "bf16")
+    values = {k: v for k, v in merged.items() if k in WORKLOAD_KEYS}
+    return Workload(**values)
+
+
+def _device_row(catalogue, item: str, where: str, problems: list[str]):
+    found = catalogue.get("accelerators", item)
+    if found is not None:
+        return found, None
+    system = catalogue.get("systems", item)
+    if system is not None:
+        acc = catalogue.get("accelerators", system["accelerator"])
+        return acc, system
+    choices = [r["id"] for r in catalogue.items("accelerators")] + [r["id"] for r in catalogue.items("systems")]
+    problems.append(f"{where}.item: '{item}' is not an accelerator or system in the catalogue{_suggest(item, choices)}")
+    return None, None
+
+
+def _link(catalogue, link_id: str | None, where: str, problems: list[str]):
+    if not link_id:
+        return None
+    row = catalogue.get("interconnects", link_id)
+    if row is None:
+        problems.append(f"{where}: '{link_id}' is not an interconnect in the catalogue"
+                        f"{_suggest(link_id, [r['id'] for r in catalogue.items('interconnects')])}")
+        return None
+    return link_from_row(row)
+
+
+def _default_intra(acc: dict, system: dict | None) -> str | None:
+    if system and system.get("intra_link"):
+        return system["intra_link"]
+    form = (acc.get("form_factor") or "").lower()
+    if acc.get("intra_link") and not form.startswith("pcie"):
+        return acc["intra_link"]
+    if acc.get("pcie_gen"):
+        return f"pcie{acc['pcie_gen']}"
+    return acc.get("intra_link") or None
+
+
+def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str], notes: list[str]) -> NodeGroup | None:
+    if entry.cloud:
+        row = catalogue.get("cloud", entry.cloud)
+        if row is None:
+            problems.append(f"{where}.cloud: '{entry.cloud}' is not a cloud offering in the catalogue"
+                            f"{_suggest(entry.cloud, [r['id'] for r in catalogue.items('cloud')])}")
+            return None
+        acc = catalogue.get("accelerators", row["accelerator"])
+        if acc is None:
+            problems.append(f"{where}.cloud: its accelerator '{row['accelerator']}' is missing from the catalogue")
+            return None
+        offer = cloud_from_row(row)
+        intra = _link(catalogue, entry.intra or row.get("intra_link") or _default_intra(acc, None), f"{where}.intra", problems)
+        inter = _link(catalogue, entry.inter or row.get("inter_link"), f"{where}.inter", problems)
+        if entry.instances > 1 and inter is None:
+            inter = _link(catalogue, "eth-100g", f"{where}.inter", problems)
+            notes.append(f"{offer.instance_type}: the provider names no network between instances; 100 Gb Ethernet assumed.")
+        return NodeGroup(device=device_from_row(acc, entry.overrides), per_node=offer.devices_per_instance,
+                         nodes=entry.instances, intra=intra, inter=inter, nic_count=entry.nic_count or 1,
+                         label=entry.label or f"{offer.provider} {offer.instance_type}", cloud=offer,
+                         usd_per_hour_override=entry.usd_per_hour, node_overhead_w=entry.node_overhead_w,
+                         system_power_w=entry.system_power_w)
+    acc, system = _device_row(catalogue, entry.item, where, problems)
+    if acc is None:
+        if system is not None:
+            problems.append(f"{where}.item: system '{entry.item}' names accelerator '{system['accelerator']}', "
+                            "which is missing from the catalogue")
+        return None
+    per_node = entry.per_node or (system.get("accelerator_count") if system else 1) or 1
+    intra_id = entry.intra or _default_intra(acc, system)
+    inter_id = entry.inter or (system.get("nic") if system else None)
+    if entry.nodes > 1 and not inter_id:
+        inter_id = "eth-100g" if acc.get("device_class") == "datacenter" else "eth-1g"
+        notes.append(f"{entry.label or entry.item}: no network named between nodes; {inter_id} assumed.")
+    intra = _link(catalogue, intra_id, f"{where}.intra", problems) if per_node > 1 else None
+    inter = _link(catalogue, inter_id, f"{where}.inter", problems) if entry.nodes > 1 else None
+    nic_count = entry.nic_count if entry.nic_count is not None else ((system.get("nic_count") or 1) if system else 1)
+    capex = entry.capex_usd_per_node
+    if capex is None:
+        price = catalogue.latest_price(system["id"] if system else acc["id"])
+        if price is not None:
+            capex = price["usd"] * (1 if system else per_node)
+            if not system:
+                notes.append(f"{acc['name']}: price is for the accelerators only ({price['kind']} ${price['usd']:,.0f} "
+                             f"each, {price.get('date') or 'undated'}); hosts are not included.")
+    system_power = entry.system_power_w or (system.get("system_power_w") if system else None)
+    label = entry.label or (system["name"] if system else (f"{per_node} × {acc['name']}" if per_node > 1 else acc["name"]))
+    return NodeGroup(device=device_from_row(acc, entry.overrides), per_node=per_node, nodes=entry.nodes, intra=intra,
+                     inter=inter, nic_count=max(1, nic_count), label=label, system_power_w=system_power,
+                     node_overhead_w=entry.node_overhead_w, capex_usd_per_node=capex)
+
+
+def resolve_site(spec: dict, catalogue, problems: list[str], notes: list[str], settings=None) -> Site:
+    region_id = spec.get("region") or (settings.region if settings else "us-avg")
+    region = catalogue.get("regions", region_id)
+    if region is None:
+        problems.append(f"site.region: '{region_id}' is not a grid region in the catalogue"
+                        f"{_suggest(region_id, [r['id'] for r in catalogue.items('regions')])}")
+        region = {}
+    intensity = spec.get("grid_gco2e_per_kwh", region.get("grid_gco2e_per_kwh"))
+    if intensity is None:
+        intensity = 0.0
+        notes.append(f"No grid intensity for {region_id}: CO2 is not estimated.")
+    price = spec.get("electricity_usd_per_kwh")
+    if price is None and settings is not None and settings.electricity_usd_per_kwh:
+        price = settings.electricity_usd_per_kwh
+    if price is None:
+        price = region.get("electricity_usd_per_kwh")
+    if price is None:
+        price = DEFAULT_ELECTRICITY_USD_PER_KWH
+        notes.append(f"No electricity price for {region.get('name', region_id)}: ${price}/kWh assumed.")
+    pue = spec.get("pue") if spec.get("pue") is not None else (settings.pue if settings else 1.2)
+    return Site(region=region_id, region_name=region.get("name", region_id), grid_gco2e_per_kwh=float(intensity),
+                pue=float(pue), electricity_usd_per_kwh=float(price))
+
+
+def resolve_finance(spec: dict, catalogue, where: str, problems: list[str], notes: list[str], settings=None) -> Finance:
+    rent = None
+    if spec.get("rent"):
+        row = catalogue.get("cloud", spec["rent"])
+        if row is None:
+            problems.append(f"{where}.rent: '{spec['rent']}' is not a cloud offering in the catalogue"
+                            f"{_suggest(spec['rent'], [r['id'] for r in catalogue.items('cloud')])}")
+        else:
+            rent = resolve_entry(ClusterEntry(cloud=spec["rent"], instances=spec.get("rent_instances", 1)), catalogue,
+                                 f"{where}.rent", problems, notes)
+    return Finance(
+        rent=rent,
+        lifetime_years=float(spec.get("lifetime_years", settings.lifetime_years if settings else 4.0)),
+        utilization=float(spec.get("utilization", settings.utilization if settings else 0.6)),
+        maintenance_fraction_per_year=float(spec.get("maintenance_fraction_per_year", 0.0)),
+        pricing=spec.get("pricing", "on_demand"),
+    )
+
+
+def resolve_option(scenario: Scenario, option: Option, catalogue, where: str = "cluster", settings=None,
+                   calibrations: tuple[Calibration, ...] = ()) -> Resolved:
+    problems: list[str] = []
+    notes: list[str] = []
+    workload = resolve_workload(scenario.workload, catalogue, problems)
+    groups = []
+    for i, entry in enumerate(option.cluster):
+        group = resolve_entry(entry, catalogue, f"{where}[{i}]", problems, notes)
+        if group is not None:
+            groups.append(group)
+    if not option.cluster:
+        problems.append(f"{where}: empty (name at least one accelerator, system or cloud offering)")
+    site = resolve_site(scenario.site, catalogue, problems, notes, settings)
+    finance = resolve_finance({**scenario.finance, **option.finance}, catalogue, "finance", problems, notes, settings)
+    if problems:
+        raise ResolveError(problems)
+    return Resolved(EstimateInput(workload, tuple(groups), site, finance, calibrations), notes, option.name)
+
+
+def estimate_option(scenario: Scenario, option: Option, catalogue, where: str = "cluster", settings=None,
+                    calibrations=()) -> Estimate:
+    resolved = resolve_option(scenario, option, catalogue, where, settings, calibrations)
+    result = estimate(resolved.inputs)
+    result.assumptions[:0] = resolved.assumptions
+    return result
+
+
+def estimate_scenario(scenario: Scenario, catalogue, settings=None, calibrations=()) -> Estimate:
+    """The estimate of the scenario's cluster (or of its first configuration to compare)."""
+    options = scenario.options()
+    where = "cluster" if not scenario.compare else "compare[0].cluster"
+    return estimate_option(scenario, options[0], catalogue, where, settings, calibrations)
