@@ -175,7 +175,7 @@ def _print_table(headers: list[str], rows: list[list[str]]) -> None:
 
 # ------------------------------------------------------------------------ estimate / compare / import
 def _estimate(args) -> int:
-    from gpudesk.core.estimate.report_text import format_estimate
+    from gpudesk.core.summary import format_estimate
     from gpudesk.core.resolve import ResolveError, estimate_scenario
     from gpudesk.core.scenario import ScenarioError, load_scenario
 

@@ -138,3 +138,19 @@ def test_data_files_parse_with_the_standard_library():
     for path in DATA.rglob("*.toml"):
         with path.open("rb") as handle:
             tomllib.load(handle)
+
+
+def test_workload_presets_are_valid_scenario_workloads(bundle):
+    from gpudesk.core.scenario import parse_scenario
+
+    sources = by_id(bundle, "sources")
+    ids = set()
+    for preset in bundle.workloads:
+        assert preset["id"] not in ids
+        ids.add(preset["id"])
+        assert preset["source"] in sources, preset["id"]
+        doc = {"gpudesk_scenario": 1, "workload": preset["workload"], "cluster": [{"item": "h100-sxm5-80gb"}]}
+        parse_scenario(doc, preset["id"])
+    for name in ("nanochat-d20", "nanochat-d16", "gpt3-175b", "llama3-8b-train", "llama3-70b-train",
+                 "llama3-405b-train", "llama3-70b-serve", "resnet50-imagenet"):
+        assert name in ids

@@ -39,8 +39,15 @@ class Resolved:
 
 
 def _suggest(value: str, choices) -> str:
-    hint = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
-    return f" (did you mean '{hint[0]}'?)" if hint else ""
+    """' (did you mean ...?)' with ids that start like `value`, else the closest spellings."""
+    choices = list(choices)
+    lowered = value.lower()
+    hints = [c for c in choices if c.startswith(lowered)] or [c for c in choices if lowered in c]
+    if not hints:
+        hints = difflib.get_close_matches(lowered, choices, n=3, cutoff=0.5)
+    if not hints:
+        return ""
+    return " (did you mean " + " or ".join(f"'{h}'" for h in hints[:3]) + "?)"
 
 
 def resolve_workload(spec: dict, catalogue, problems: list[str] | None = None) -> Workload:
@@ -87,14 +94,20 @@ def _link(catalogue, link_id: str | None, where: str, problems: list[str]):
     return link_from_row(row)
 
 
-def _default_intra(acc: dict, system: dict | None) -> str | None:
+def _default_intra(acc: dict, system: dict | None, catalogue=None) -> str | None:
+    """The link between a node's devices when the scenario names none: the system's, the SXM/OAM
+    device's own fabric, else its PCIe generation (the oldest catalogued one for older devices)."""
     if system and system.get("intra_link"):
         return system["intra_link"]
     form = (acc.get("form_factor") or "").lower()
     if acc.get("intra_link") and not form.startswith("pcie"):
         return acc["intra_link"]
     if acc.get("pcie_gen"):
-        return f"pcie{acc['pcie_gen']}"
+        link = f"pcie{acc['pcie_gen']}"
+        if catalogue is None or catalogue.get("interconnects", link):
+            return link
+        known = sorted(r["id"] for r in catalogue.items("interconnects") if r.get("family") == "pcie")
+        return known[0] if known else None
     return acc.get("intra_link") or None
 
 
@@ -110,7 +123,7 @@ def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str
             problems.append(f"{where}.cloud: its accelerator '{row['accelerator']}' is missing from the catalogue")
             return None
         offer = cloud_from_row(row)
-        intra = _link(catalogue, entry.intra or row.get("intra_link") or _default_intra(acc, None), f"{where}.intra", problems)
+        intra = _link(catalogue, entry.intra or row.get("intra_link") or _default_intra(acc, None, catalogue), f"{where}.intra", problems)
         inter = _link(catalogue, entry.inter or row.get("inter_link"), f"{where}.inter", problems)
         if entry.instances > 1 and inter is None:
             inter = _link(catalogue, "eth-100g", f"{where}.inter", problems)
@@ -127,7 +140,7 @@ def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str
                             "which is missing from the catalogue")
         return None
     per_node = entry.per_node or (system.get("accelerator_count") if system else 1) or 1
-    intra_id = entry.intra or _default_intra(acc, system)
+    intra_id = entry.intra or _default_intra(acc, system, catalogue)
     inter_id = entry.inter or (system.get("nic") if system else None)
     if entry.nodes > 1 and not inter_id:
         inter_id = "eth-100g" if acc.get("device_class") == "datacenter" else "eth-1g"

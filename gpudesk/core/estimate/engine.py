@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from functools import lru_cache
 
 from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.inference import QUANTISED, inference_model, inference_peak
@@ -24,7 +25,7 @@ from gpudesk.core.estimate.memory import (
     training_layouts,
 )
 from gpudesk.core.estimate.model import shape_of, training_flops_per_token
-from gpudesk.core.estimate.training import TRAINING_PRECISIONS, likely_mfu, step_model, training_peak
+from gpudesk.core.estimate.training import TRAINING_PRECISIONS, likely_mfu, links_of, step_model, training_peak
 from gpudesk.core.estimate.types import (
     Cost,
     Device,
@@ -45,18 +46,29 @@ class EstimateError(ValueError):
 
 
 def merge_groups(groups) -> tuple[NodeGroup, ...]:
-    """Identical node groups (same hardware, links, prices) become one group with more nodes."""
-    merged: dict[tuple, NodeGroup] = {}
+    """Identical node groups (same hardware, links, prices) become one group with more nodes.
+
+    A canvas that draws every server as its own node hands over thousands of identical groups;
+    merging them first keeps an estimate's cost independent of how the cluster was drawn.
+    """
+    if len(groups) < 2:
+        return tuple(groups)
+    device_keys: dict[int, tuple] = {}
+    merged: dict[tuple, list] = {}
     for g in groups:
         d = g.device
-        key = (d.id, tuple(sorted(d.peak_tflops.items())), d.memory_gb, d.mem_bandwidth_gbs, d.tdp_w, d.idle_w,
-               g.per_node, g.intra, g.inter, g.nic_count, g.system_power_w, g.node_overhead_w,
+        dkey = device_keys.get(id(d))
+        if dkey is None:
+            dkey = (d.id, tuple(sorted(d.peak_tflops.items())), d.memory_gb, d.mem_bandwidth_gbs, d.tdp_w, d.idle_w)
+            device_keys[id(d)] = dkey
+        key = (dkey, g.per_node, g.intra, g.inter, g.nic_count, g.system_power_w, g.node_overhead_w,
                g.capex_usd_per_node, g.cloud, g.usd_per_hour_override)
-        if key in merged:
-            merged[key] = replace(merged[key], nodes=merged[key].nodes + g.nodes)
+        entry = merged.get(key)
+        if entry is None:
+            merged[key] = [g, g.nodes]
         else:
-            merged[key] = g
-    return tuple(merged.values())
+            entry[1] += g.nodes
+    return tuple(g if g.nodes == nodes else replace(g, nodes=nodes) for g, nodes in merged.values())
 
 
 def estimate(inp: EstimateInput) -> Estimate:
@@ -72,6 +84,7 @@ def estimate(inp: EstimateInput) -> Estimate:
     else:
         result = _training(inp, groups)
     _power_energy_cost(inp, groups, result)
+    result.workload = w
     return result
 
 
@@ -117,14 +130,15 @@ def _training(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
     if not reasons:
         likely_rate = min(peaks[d.id, 1].rate_tflops * _training_utilisation(inp, d, peaks[d.id, 1], s, 1)
                           for d in distinct.values())
-    layout, fit_parts, binding = _choose_layout(w, s, groups, devices, per_node, likely_rate, flops_per_token)
+    links = links_of(groups)
+    layout, fit_parts, binding = _choose_layout(w, s, groups, devices, per_node, likely_rate, flops_per_token, links)
     chosen = layout is not None
     if not chosen:
         layout, fit_parts, binding = _smallest_layout(w, s, groups, devices, per_node)
     bind_dev = binding
     cap = capacity_gb(bind_dev)
     need = total_gb(fit_parts)
-    min_devices = min_training_devices(w, s, bind_dev, per_node)
+    min_devices = _min_training_devices(w, bind_dev, per_node)
     fits = chosen and need <= cap
     memory = MemoryFit(round(need, 3), round(cap, 3), fits, min_devices,
                        {k: round(v, 3) for k, v in fit_parts.items()}, layout.describe())
@@ -156,7 +170,7 @@ def _training(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
             u = _training_utilisation(inp, dev, peak, s, case)
             rate = min(rate, peak.rate_tflops * u)
             mfu_peak = min(mfu_peak, peak.tflops)
-        model = step_model(w, s, groups, layout, flops_per_token, rate, case)
+        model = step_model(w, s, links, layout, flops_per_token, rate, case)
         steps.append(model)
         tps = model.tokens_per_step / model.step_s
         tokens_per_s.append(tps)
@@ -218,6 +232,34 @@ def _training(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
     return estimate
 
 
+@lru_cache(maxsize=256)
+def _min_training_devices_cached(w: Workload, device_key: tuple, per_node: int, device: Device) -> int | None:
+    return min_training_devices(w, shape_of(w), device, per_node)
+
+
+def _min_training_devices(w: Workload, device: Device, per_node: int) -> int | None:
+    key = (device.id, device.memory_gb, device.memory_shared, device.device_class)
+    return _min_training_devices_cached(w, key, per_node, _Unhashed(device))
+
+
+class _Unhashed:
+    """Carries an unhashable value through lru_cache without taking part in the key."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __hash__(self) -> int:
+        return 0
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _Unhashed)
+
+    def __getattr__(self, name):
+        return getattr(self.value, name)
+
+
 def _training_utilisation(inp: EstimateInput, dev: Device, peak, shape, case: int) -> float:
     w = inp.workload
     if w.mfu:
@@ -240,23 +282,23 @@ def _fits(w, s, groups, layout) -> tuple[bool, dict, Device]:
     return worst[0] >= 0, worst[1], worst[2]
 
 
-def _choose_layout(w, s, groups, devices, per_node, rate=None, flops_per_token=None):
+def _choose_layout(w, s, groups, devices, per_node, rate=None, flops_per_token=None, links=None):
     """The fastest layout that fits, as a practitioner would pick it: for each tensor × pipeline
     split, the simplest memory saving that fits (plain data parallel, then ZeRO 1-3, then
     activation checkpointing); among those, the shortest step in the likely case."""
     best = None
-    seen_splits = set()
+    done_split = None
     for layout in training_layouts(w, s, devices, per_node):
         split = (layout.tp, layout.pp)
-        if split in seen_splits:
+        if split == done_split:
             continue
         ok, parts, dev = _fits(w, s, groups, layout)
         if not ok:
             continue
-        seen_splits.add(split)
+        done_split = split
         if rate is None:
             return layout, parts, dev
-        step = step_model(w, s, groups, layout, flops_per_token, rate, 1).step_s
+        step = step_model(w, s, links, layout, flops_per_token, rate, 1).step_s
         if best is None or step < best[0] * 0.999:
             best = (step, layout, parts, dev)
     if best is None:
@@ -323,17 +365,17 @@ def _inference(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
     layout = None
     sequences = max(1, w.concurrency)
     fixed_tp = int(w.tp) if w.tp else None
+    splits = []
     for tp in ([fixed_tp] if fixed_tp else tp_candidates(s, per_node)):
-        for pp in ([int(w.pp)] if w.pp else [p for p in (1, 2, 4, 8, 16, 32, 64) if tp * p <= devices]):
-            if tp * pp > devices:
-                continue
-            replicas = max(1, devices // (tp * pp))
-            per_replica = max(1, -(-sequences // replicas))
-            parts = inference_breakdown(w, s, dev, tp, pp, per_replica)
-            if total_gb(parts) <= cap:
-                layout = (tp, pp, parts)
-                break
-        if layout:
+        for pp in ([int(w.pp)] if w.pp else (1, 2, 4, 8, 16, 32, 64)):
+            if tp * pp <= devices:
+                splits.append((tp * pp, pp, tp))
+    for _total, pp, tp in sorted(splits):  # fewest devices per replica, tensor parallel before pipeline
+        replicas = max(1, devices // (tp * pp))
+        per_replica = max(1, -(-sequences // replicas))
+        parts = inference_breakdown(w, s, dev, tp, pp, per_replica)
+        if total_gb(parts) <= cap:
+            layout = (tp, pp, parts)
             break
     min_devices = min_inference_devices(w, s, dev, per_node)
     if layout is None:
@@ -530,10 +572,9 @@ def _cost(inp: EstimateInput, groups, est: Estimate, run_times) -> Cost:
             owned_year = capex / fin.lifetime_years + capex * fin.maintenance_fraction_per_year + \
                 est.energy_kwh_per_year * site.electricity_usd_per_kwh
             if cloud_run is not None:
-                saving = cloud_run.likely - owned_marginal.likely
-                if saving > 0:
-                    break_even_runs = capex / saving
-                    break_even_months = break_even_runs * hours[1] / (C.HOURS_PER_MONTH * fin.utilization)
+                break_even_runs, break_even_months = break_even(capex, cloud_run.likely, owned_marginal.likely,
+                                                                hours[1], fin.utilization)
+                if break_even_runs is not None:
                     rent_year = cloud_run.likely * runs_per_year[1]
                 else:
                     est.notes.append("Renting costs less per run than running the owned hardware: buying never breaks even.")
@@ -550,6 +591,18 @@ def _cost(inp: EstimateInput, groups, est: Estimate, run_times) -> Cost:
                 rent_label, cloud_hours, owned_year, rent_year)
 
 
+def break_even(capex_usd: float, cloud_usd_per_run: float, owned_usd_per_run: float, run_hours: float,
+               utilization: float) -> tuple[float | None, float | None]:
+    """Runs, and months at `utilization`, after which buying has cost less than renting:
+    capex / (rented cost per run - owned running cost per run). None when renting is cheaper per run."""
+    saving = cloud_usd_per_run - owned_usd_per_run
+    if saving <= 0:
+        return None, None
+    runs = capex_usd / saving
+    months = runs * run_hours / (C.HOURS_PER_MONTH * utilization) if utilization > 0 else None
+    return runs, months
+
+
 def _hourly(g: NodeGroup, pricing: str) -> float:
     if g.usd_per_hour_override is not None:
         return g.usd_per_hour_override
@@ -561,15 +614,28 @@ def _hourly(g: NodeGroup, pricing: str) -> float:
     return offer.usd_per_hour
 
 
+_RENT_CACHE: dict[tuple, tuple] = {}
+
+
 def _rent_estimate(inp: EstimateInput):
+    """The same workload on the rented alternative; cached, since edits rarely touch it."""
     fin = inp.finance
     group = fin.rent
     if group is None or group.cloud is None:
         return None
+    key = (inp.workload, id(group), inp.site, fin.lifetime_years, fin.utilization, fin.maintenance_fraction_per_year,
+           fin.pricing, inp.calibrations)
+    cached = _RENT_CACHE.get(key)
+    if cached is not None and cached[0] is group:
+        return group, cached[1]
     sub = EstimateInput(inp.workload, (group,), inp.site,
                         Finance(None, fin.lifetime_years, fin.utilization, fin.maintenance_fraction_per_year, fin.pricing),
                         inp.calibrations)
-    return group, estimate(sub)
+    result = estimate(sub)
+    if len(_RENT_CACHE) > 64:
+        _RENT_CACHE.clear()
+    _RENT_CACHE[key] = (group, result)  # the group is kept alive, so its id stays its own
+    return group, result
 
 
-__all__ = ["estimate", "EstimateError", "merge_groups"]
+__all__ = ["break_even", "estimate", "EstimateError", "merge_groups"]

@@ -88,12 +88,42 @@ def link_rate_gbs(link: Link | None, fallback: float) -> float:
     return link.unidirectional_gbs * LINK_EFFICIENCY
 
 
-def step_model(w: Workload, s: Shape, groups: tuple[NodeGroup, ...], layout: Layout, flops_per_token: float,
+@dataclass(frozen=True)
+class Links:
+    """What the step model needs to know of a cluster's links, computed once per estimate."""
+
+    devices: int
+    per_node: int
+    nodes: int
+    intra_gbs: float
+    intra_latency_s: float
+    node_gbs: float
+    inter_latency_s: float
+    intra_name: str
+    inter_name: str
+
+
+def links_of(groups: tuple[NodeGroup, ...]) -> Links:
+    intra_rates = [link_rate_gbs(g.intra, (g.device.intra_link_gbs or 0) / 2 or PCIE_FALLBACK_GBS) for g in groups]
+    return Links(
+        devices=sum(g.devices for g in groups),
+        per_node=min(g.per_node for g in groups),
+        nodes=sum(g.nodes for g in groups),
+        intra_gbs=min(intra_rates),
+        intra_latency_s=max(_latency(g.intra) for g in groups) * 1e-6,
+        node_gbs=min(link_rate_gbs(g.inter, 0.125) * max(1, g.nic_count) for g in groups),
+        inter_latency_s=max(_latency(g.inter) for g in groups) * 1e-6,
+        intra_name=_name([g.intra for g in groups], "PCIe (assumed)"),
+        inter_name=_name([g.inter for g in groups], "1 Gb Ethernet (assumed)"),
+    )
+
+
+def step_model(w: Workload, s: Shape, links: Links, layout: Layout, flops_per_token: float,
                rate_tflops_per_device: float, case: int) -> StepModel:
     """Time of one optimizer step, its parts, and which link costs the most."""
-    devices = sum(g.devices for g in groups)
-    per_node = min(g.per_node for g in groups)
-    nodes = sum(g.nodes for g in groups)
+    devices = links.devices
+    per_node = links.per_node
+    nodes = links.nodes
     tokens_per_step = float(w.global_batch_tokens or default_global_batch(w))
     tokens_per_step = max(tokens_per_step, layout.dp * layout.micro_batch * w.seq_len)
     recompute = C.RECOMPUTE_FACTOR if layout.checkpointing else 1.0
@@ -106,14 +136,8 @@ def step_model(w: Workload, s: Shape, groups: tuple[NodeGroup, ...], layout: Lay
         virtual = C.PIPELINE_VIRTUAL_STAGES if microbatches >= layout.pp else 1
         bubble_s = compute_s * (layout.pp - 1) / (virtual * microbatches)
 
-    # links: the slowest group's intra link, and the node NICs
-    intra_rates = [link_rate_gbs(g.intra, (g.device.intra_link_gbs or 0) / 2 or PCIE_FALLBACK_GBS) for g in groups]
-    intra_gbs = min(intra_rates)
-    intra_lat = max((_latency(g.intra) for g in groups), default=C.LINK_LATENCY_US["pcie"]) * 1e-6
-    node_gbs = min(link_rate_gbs(g.inter, 0.125) * max(1, g.nic_count) for g in groups)
-    inter_lat = max((_latency(g.inter) for g in groups), default=C.LINK_LATENCY_US["ethernet"]) * 1e-6
-    intra_name = _name([g.intra for g in groups], "PCIe (assumed)")
-    inter_name = _name([g.inter for g in groups], "1 Gb Ethernet (assumed)")
+    intra_gbs, intra_lat, node_gbs, inter_lat = links.intra_gbs, links.intra_latency_s, links.node_gbs, links.inter_latency_s
+    intra_name, inter_name = links.intra_name, links.inter_name
 
     # data-parallel gradient exchange (hierarchical: inside the node, then across nodes)
     grad_bytes = 4.0 if w.precision in ("fp32", "tf32") else 2.0

@@ -258,6 +258,7 @@ class Estimate:
     precision_used: str = ""
     notes: list[str] = field(default_factory=list)
     breakdown: dict = field(default_factory=dict)
+    workload: Workload | None = None
 
     def to_json(self) -> dict:
         def r(x):

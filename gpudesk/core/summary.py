@@ -1,0 +1,74 @@
+"""A readable summary of an estimate, for the terminal and for tooltips."""
+
+from __future__ import annotations
+
+from gpudesk.core.estimate.types import Estimate, Range
+from gpudesk.core.format import duration, si, usd
+
+
+def rng(r: Range | None, fmt, sep: str = " – ") -> str:
+    if r is None:
+        return "n/a"
+    if abs(r.high - r.low) <= 1e-9 * max(abs(r.likely), 1e-12):
+        return fmt(r.likely)
+    return f"{fmt(r.likely)}  ({fmt(r.low)}{sep}{fmt(r.high)})"
+
+
+def format_estimate(scenario, est: Estimate) -> str:
+    lines = []
+    title = scenario.name or "Scenario"
+    lines.append(title)
+    lines.append("=" * len(title))
+    w = est.workload
+    if w is not None:
+        lines.append(f"Workload: {w.kind} · {w.params / 1e9:.3g}B parameters · {w.precision}")
+    lines.append(f"Devices: {est.devices}  ·  peak {est.peak_pflops:.3g} PFLOPS dense {est.precision_used.upper()}")
+    lines.append("")
+    if not est.feasible:
+        lines.append("NOT FEASIBLE")
+        for reason in est.reasons:
+            lines.append(f"  - {reason}")
+        lines.append("")
+    lines.append(f"Memory per device  {est.memory.per_device_gb:,.1f} GB of {est.memory.capacity_gb:,.1f} GB"
+                 f"  ({'fits' if est.memory.fits else 'does not fit'}; smallest count that fits: "
+                 f"{est.memory.min_devices if est.memory.min_devices else 'none'})")
+    if est.memory.strategy:
+        lines.append(f"Layout             {est.memory.strategy}")
+    if est.feasible:
+        if est.kind == "infer":
+            lines.append(f"Decode, per user   {rng(est.decode_tokens_per_s_per_user, lambda v: f'{v:,.1f} tokens/s')}")
+            lines.append(f"Decode, all users  {rng(est.tokens_per_s, lambda v: f'{v:,.0f} tokens/s')}")
+            lines.append(f"Time to 1st token  {rng(est.ttft_s, duration)}")
+            lines.append(f"One round          {rng(est.time_s, duration)}")
+        else:
+            lines.append(f"Throughput         {rng(est.tokens_per_s, lambda v: si(v, 'tokens/s'))}")
+            lines.append(f"MFU                {rng(est.mfu, lambda v: f'{v:.0%}')}")
+            if est.time_s is not None:
+                lines.append(f"Time to train      {rng(est.time_s, duration)}")
+            if est.slowest_link:
+                lines.append(f"Slowest link       {est.slowest_link} ({est.comm_share.likely:.0%} of each step)")
+        lines.append(f"Power (with PUE)   {rng(est.power_w, lambda v: f'{v / 1000:,.2f} kW')}")
+        if est.energy_kwh is not None:
+            lines.append(f"Energy per run     {rng(est.energy_kwh, lambda v: f'{v:,.3g} kWh')}")
+            lines.append(f"CO2 per run        {rng(est.co2_kg, lambda v: f'{v:,.3g} kg')}")
+        if est.energy_kwh_per_year:
+            lines.append(f"Per year           {est.energy_kwh_per_year:,.0f} kWh, {est.co2_kg_per_year:,.0f} kg CO2e")
+        c = est.cost
+        if c.cloud_usd_per_run is not None:
+            lines.append(f"Cloud cost / run   {rng(c.cloud_usd_per_run, usd)}  ({c.rent_label})")
+        if c.capex_usd is not None:
+            lines.append(f"Capex              {usd(c.capex_usd)}")
+        if c.owned_usd_per_run is not None:
+            lines.append(f"Owned cost / run   {rng(c.owned_usd_per_run, usd)}  (electricity {usd(c.electricity_usd_per_run.likely)})")
+        if c.break_even_runs is not None:
+            lines.append(f"Break-even         {c.break_even_runs:,.1f} runs, {c.break_even_months:,.1f} months")
+    if est.notes:
+        lines.append("")
+        lines.append("Notes")
+        for note in est.notes:
+            lines.append(f"  - {note}")
+    lines.append("")
+    lines.append("Assumptions")
+    for text in est.assumptions:
+        lines.append(f"  - {text}")
+    return "\n".join(lines)

@@ -1,0 +1,70 @@
+"""Benchmark (not a test): time of one estimate for a 1-node and a 1,000-node cluster.
+
+    python tests/bench/bench_estimate.py
+
+Prints medians over many repetitions; the last line reads `estimate_1000_nodes_us: N`.
+The budget is under 1 ms (1000 us) per estimate.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+
+def median_us(fn, repeat: int) -> float:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(samples)
+
+
+def main() -> int:
+    os.environ.setdefault("GPUDESK_HOME", tempfile.mkdtemp(prefix="gpudesk-bench-"))
+    from gpudesk.core.catalogue import Catalogue
+    from gpudesk.core.estimate import estimate
+    from gpudesk.core.resolve import resolve_option
+    from gpudesk.core.scenario import load_scenario
+
+    catalogue = Catalogue.open(None, ROOT / "data")
+    scenario = load_scenario(ROOT / "resources" / "examples" / "nanochat-d20-8xh100.json")
+    one = resolve_option(scenario, scenario.options()[0], catalogue).inputs
+    group = one.groups[0]
+    # 1,000 nodes of 8 x H100 behind InfiniBand NDR: as one group, and as 1,000 separate nodes (a canvas
+    # that draws every server), which the engine merges first
+    inter = resolve_option(
+        scenario,
+        replace(scenario.options()[0], cluster=[replace(scenario.cluster[0], nodes=1000, nic_count=8)]),
+        catalogue,
+    ).inputs
+    thousand_grouped = inter
+    thousand_separate = replace(inter, groups=tuple(replace(inter.groups[0], nodes=1) for _ in range(1000)))
+    llama = replace(inter, workload=replace(inter.workload, params=70.6e9, layers=80, d_model=8192, heads=64, kv_heads=8,
+                                            tokens=15e12, seq_len=8192))
+    for _ in range(20):
+        estimate(one)
+        estimate(thousand_grouped)
+    rows = [
+        ("estimate_1_node_us", median_us(lambda: estimate(one), 400)),
+        ("estimate_1000_nodes_llama70b_us", median_us(lambda: estimate(llama), 200)),
+        ("estimate_1000_separate_nodes_us", median_us(lambda: estimate(thousand_separate), 100)),
+        ("estimate_1000_nodes_us", median_us(lambda: estimate(thousand_grouped), 400)),
+    ]
+    print(f"cluster: {group.device.name}, {group.per_node} per node; workload {scenario.name}")
+    for name, value in rows:
+        print(f"{name}: {value:.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
