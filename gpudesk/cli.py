@@ -215,7 +215,7 @@ def _compare(args) -> int:
         atomic_write_text(args.csv, comparison_csv(comparison))
     if args.pdf:
         from gpudesk.core.settings import load_settings
-        from gpudesk.ui.report.render import render_comparison_pdf
+        from gpudesk.ui.render.pdf import render_comparison_pdf
 
         settings = load_settings()
         render_comparison_pdf(

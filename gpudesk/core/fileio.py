@@ -18,6 +18,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp_name, 0o666 & ~_umask())  # mkstemp makes 0600; honour the user's umask
         os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -27,3 +28,9 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
 
 def atomic_write_text(path: str | os.PathLike[str], text: str, encoding: str = "utf-8") -> None:
     atomic_write_bytes(path, text.encode(encoding))
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -157,7 +157,7 @@ def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str
                 notes.append(f"{acc['name']}: price is for the accelerators only ({price['kind']} ${price['usd']:,.0f} "
                              f"each, {price.get('date') or 'undated'}); hosts are not included.")
     system_power = entry.system_power_w or (system.get("system_power_w") if system else None)
-    label = entry.label or (system["name"] if system else (f"{per_node} × {acc['name']}" if per_node > 1 else acc["name"]))
+    label = entry.label or (system["name"] if system else f"{per_node} × {acc['name']}")
     return NodeGroup(device=device_from_row(acc, entry.overrides), per_node=per_node, nodes=entry.nodes, intra=intra,
                      inter=inter, nic_count=max(1, nic_count), label=label, system_power_w=system_power,
                      node_overhead_w=entry.node_overhead_w, capex_usd_per_node=capex)

@@ -121,6 +121,11 @@ def _training(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
                            "training throughput cannot be estimated.")
         elif peaks[dev.id, 1] and peaks[dev.id, 1].note:
             notes.append(peaks[dev.id, 1].note + ".")
+    if not w.mfu:
+        for cal in inp.calibrations:
+            if cal.kind == "train" and cal.device_id in distinct:
+                notes.append(f"Training utilisation calibrated on {cal.measurements} of your measurements on "
+                             f"{distinct[cal.device_id].name} (×{cal.factor:.2f}).")
     if w.precision == "fp8" and any(p and p.precision == "fp8" for p in peaks.values()):
         assumptions.append("FP8 speeds up only the matrix multiplications, about 70% (60-80%) of a BF16 step; "
                            "the rest runs at BF16 speed.")
@@ -157,6 +162,10 @@ def _training(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
         cost=Cost(None, None, None, None, Range.exact(0.0), None, None), assumptions=assumptions, devices=devices,
         notes=notes,
     )
+    if peaks.get((bind_dev.id, 1)) is not None:
+        estimate.precision_used = peaks[bind_dev.id, 1].precision
+        estimate.peak_pflops = sum((peaks[g.device.id, 1].tflops if peaks[g.device.id, 1] else 0.0) * g.devices
+                                   for g in groups) / 1000.0
     if reasons:
         return estimate
 
@@ -188,8 +197,6 @@ def _training(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
     estimate.hfu = Range(mfu[0] * recompute, mfu[1] * recompute, mfu[2] * recompute)
     estimate.comm_share = Range(min(comm_share), comm_share[1], max(comm_share))
     estimate.slowest_link = slowest[1]
-    estimate.precision_used = peaks[bind_dev.id, 1].precision
-    estimate.peak_pflops = sum(peaks[g.device.id, 1].tflops * g.devices for g in groups) / 1000.0
     if w.tokens:
         times = [w.tokens / t for t in tokens_per_s]
         estimate.time_s = Range(times[2], times[1], times[0])
@@ -396,8 +403,11 @@ def _inference(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
             reasons.append(f"Even 1,024 × {dev.name} would not hold it.")
         memory = MemoryFit(round(need, 3), round(cap, 3), False, min_devices, {k: round(v, 3) for k, v in parts.items()},
                            f"tensor parallel {tp}" + (f", pipeline {pp}" if pp > 1 else ""))
-        return Estimate(w.kind, False, reasons, Range.exact(0.0), None, None, memory, Range.exact(0.0), None, None,
-                        Cost(None, None, None, None, Range.exact(0.0), None, None), assumptions, devices, notes=notes)
+        failed = Estimate(w.kind, False, reasons, Range.exact(0.0), None, None, memory, Range.exact(0.0), None, None,
+                          Cost(None, None, None, None, Range.exact(0.0), None, None), assumptions, devices, notes=notes)
+        peak, _note = inference_peak(dev, w.precision)
+        failed.precision_used, failed.peak_pflops = w.precision, (peak or 0.0) * devices / 1000.0
+        return failed
     tp, pp, parts = layout
     need = total_gb(parts)
     memory = MemoryFit(round(need, 3), round(cap, 3), True, min_devices, {k: round(v, 3) for k, v in parts.items()},
@@ -409,7 +419,16 @@ def _inference(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
         reasons.append(f"The catalogue has no memory bandwidth figure for {dev.name}, so decoding speed cannot be estimated.")
         return Estimate(w.kind, False, reasons, Range.exact(0.0), None, None, memory, Range.exact(0.0), None, None,
                         Cost(None, None, None, None, Range.exact(0.0), None, None), assumptions, devices, notes=notes)
-    models = [inference_model(w, s, dev, per_node, devices, tp, pp, g0.intra, case) for case in CASES]
+    decode_factor = prefill_factor = 1.0
+    for cal in inp.calibrations:
+        if cal.device_id == dev.id and cal.kind == "infer_decode":
+            decode_factor = cal.factor
+            notes.append(f"Decoding calibrated on {cal.measurements} of your measurements on {dev.name} (×{cal.factor:.2f}).")
+        elif cal.device_id == dev.id and cal.kind == "infer_prefill":
+            prefill_factor = cal.factor
+            notes.append(f"Prompt processing calibrated on {cal.measurements} of your measurements on {dev.name} (×{cal.factor:.2f}).")
+    models = [inference_model(w, s, dev, per_node, devices, tp, pp, g0.intra, case, decode_factor, prefill_factor)
+              for case in CASES]
     m = models[1]
     est = Estimate(w.kind, True, reasons, Range(models[0].decode_tokens_per_s, m.decode_tokens_per_s, models[2].decode_tokens_per_s),
                    Range(models[2].round_s, m.round_s, models[0].round_s), None, memory, Range.exact(0.0), None, None,

@@ -54,7 +54,9 @@ class InferenceModel:
 
 
 def inference_model(w: Workload, s: Shape, device: Device, per_node: int, devices: int, tp: int, pp: int,
-                    link: Link | None, case: int) -> InferenceModel:
+                    link: Link | None, case: int, decode_factor: float = 1.0, prefill_factor: float = 1.0) -> InferenceModel:
+    """`decode_factor` and `prefill_factor` scale the bandwidth and compute utilisation bands: 1.0
+    by default, the measured/estimated ratio when the user's benchmarks calibrate this device."""
     replicas = max(1, devices // (tp * pp))
     sequences = max(1, -(-max(1, w.concurrency) // replicas))  # ceil
     peak, _ = inference_peak(device, w.precision)
@@ -67,7 +69,7 @@ def inference_model(w: Workload, s: Shape, device: Device, per_node: int, device
         context = w.prompt_tokens / 2.0
         flops = inference_flops_per_token(w, s, context)
         band = C.PREFILL_UTILISATION["quantised" if w.precision in QUANTISED else "dense"]
-        prefill_rate = tp * pp * peak * 1e12 * band.pick(case) / flops
+        prefill_rate = tp * pp * peak * 1e12 * min(0.95, band.pick(case) * prefill_factor) / flops
         if pp > 1:
             prefill_rate /= pp  # one prompt flows through the stages one after another
 
@@ -76,7 +78,7 @@ def inference_model(w: Workload, s: Shape, device: Device, per_node: int, device
     bw_band = C.DECODE_BW["quantised" if w.precision in QUANTISED else "dense"]
     weights = weight_bytes(w) / (tp * pp)
     kv = kv_bytes_per_token(w, s) * context * sequences / (tp * pp)
-    memory_s = (weights + kv) / (bandwidth * bw_band.pick(case)) if bandwidth else float("inf")
+    memory_s = (weights + kv) / (bandwidth * min(0.98, bw_band.pick(case) * decode_factor)) if bandwidth else float("inf")
     compute_s = 0.0
     if peak:
         compute_s = sequences * inference_flops_per_token(w, s, context) / (tp * pp * peak * 1e12 * C.DECODE_COMPUTE_UTILISATION)

@@ -1,0 +1,624 @@
+"""Side-by-side comparison of two to six configurations for one workload: the table with a
+winner per row, the recommendation written from the numbers, the chart series, and the sources
+of every catalogue figure used. The compare view, `gpudesk compare`, CSV and the PDF all use it."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+from datetime import date
+
+from gpudesk.core.estimate import constants as C
+from gpudesk.core.estimate.types import Estimate, Range
+from gpudesk.core.format import duration, format_number, si, usd
+from gpudesk.core.resolve import ResolveError, resolve_option
+from gpudesk.core.estimate.engine import estimate as run_estimate
+from gpudesk.core.scenario import Option, Scenario
+
+LOWER, HIGHER = "lower", "higher"
+TIE = 0.005  # values within 0.5% share a win
+
+
+@dataclass
+class OptionResult:
+    name: str
+    option: Option
+    estimate: Estimate | None
+    inputs: object | None = None  # EstimateInput
+    error: str = ""  # a resolve error (unknown id): the option cannot be estimated at all
+    hardware: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.estimate is not None and self.estimate.feasible
+
+
+@dataclass
+class Cell:
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    text: str = ""
+
+    def to_json(self) -> dict:
+        return {"value": self.value, "low": self.low, "high": self.high, "text": self.text}
+
+
+@dataclass
+class Row:
+    key: str
+    section: str
+    label: str
+    unit: str
+    better: str | None
+    cells: list[Cell]
+    winners: list[int] = field(default_factory=list)
+
+    @property
+    def direction_text(self) -> str:
+        return {LOWER: "lower is better", HIGHER: "higher is better"}.get(self.better or "", "")
+
+
+@dataclass
+class Comparison:
+    scenario: Scenario
+    results: list[OptionResult]
+    rows: list[Row]
+    recommendation: str
+    sources: list[dict]
+    catalogue_version: str
+    created: str
+    question: str
+    cost_curves: dict = field(default_factory=dict)
+    value_points: list[dict] = field(default_factory=list)
+    score_bars: dict = field(default_factory=dict)
+    assumptions: list[str] = field(default_factory=list)
+
+    @property
+    def names(self) -> list[str]:
+        return [r.name for r in self.results]
+
+    def row(self, key: str) -> Row | None:
+        return next((r for r in self.rows if r.key == key), None)
+
+
+# ----------------------------------------------------------------------------- building
+def build_comparison(scenario: Scenario, catalogue, settings=None, calibrations=()) -> Comparison:
+    options = scenario.options()
+    where = "compare" if scenario.compare else "cluster"
+    results = []
+    for i, option in enumerate(options):
+        label = f"{where}[{i}].cluster" if scenario.compare else "cluster"
+        try:
+            resolved = resolve_option(scenario, option, catalogue, label, settings, tuple(calibrations))
+        except ResolveError as exc:
+            results.append(OptionResult(option.name, option, None, None, str(exc)))
+            continue
+        est = run_estimate(resolved.inputs)
+        est.assumptions[:0] = resolved.assumptions
+        results.append(OptionResult(option.name, option, est, resolved.inputs, hardware=_hardware(resolved.inputs),
+                                    notes=list(option.notes and [option.notes] or [])))
+    errors = [r for r in results if r.error]
+    if errors and len(errors) == len(results):
+        raise ResolveError([f"{r.name}: {r.error}" for r in errors])
+    rows = _rows(results)
+    comparison = Comparison(
+        scenario=scenario,
+        results=results,
+        rows=rows,
+        recommendation="",
+        sources=_sources(results, catalogue),
+        catalogue_version=catalogue.version,
+        created=date.today().isoformat(),
+        question=(scenario.report or {}).get("question") or scenario.name or "Which configuration?",
+    )
+    comparison.cost_curves = _cost_curves(results)
+    comparison.value_points = _value_points(results)
+    comparison.score_bars = _score_bars(rows, results)
+    comparison.assumptions = _shared_assumptions(results)
+    comparison.recommendation = recommendation(comparison)
+    return comparison
+
+
+def _hardware(inputs) -> str:
+    parts = []
+    for g in inputs.groups:
+        if g.cloud is not None:
+            parts.append(f"{g.nodes} × {g.cloud.provider} {g.cloud.instance_type} ({g.per_node} × {g.device.name})")
+        elif g.label and not g.label.startswith(f"{g.per_node} × "):  # a system: name it
+            parts.append(f"{g.nodes} × {g.label}" if g.nodes > 1 else g.label)
+        elif g.nodes > 1:
+            parts.append(f"{g.nodes} nodes × {g.per_node} × {g.device.name}")
+        else:
+            parts.append(f"{g.per_node} × {g.device.name}")
+    return " + ".join(parts)
+
+
+def _is_infer(results) -> bool:
+    for r in results:
+        if r.estimate is not None:
+            return r.estimate.kind == "infer"
+    return False
+
+
+def _cell_range(r: Range | None, fmt) -> Cell:
+    if r is None:
+        return Cell(text="—")
+    if abs(r.high - r.low) <= 1e-9 * max(abs(r.likely), 1e-12):
+        return Cell(r.likely, r.low, r.high, fmt(r.likely))
+    return Cell(r.likely, r.low, r.high, f"{fmt(r.likely)}\n({fmt(r.low)}–{fmt(r.high)})")
+
+
+def _cell(value, fmt) -> Cell:
+    if value is None:
+        return Cell(text="—")
+    return Cell(float(value), None, None, fmt(value))
+
+
+def _text(value: str) -> Cell:
+    return Cell(None, None, None, value)
+
+
+def _rows(results: list[OptionResult]) -> list[Row]:
+    infer = _is_infer(results)
+    rows: list[Row] = []
+
+    def add(key, section, label, unit, better, cells):
+        rows.append(Row(key, section, label, unit, better, cells))
+
+    def per(fn):
+        out = []
+        for r in results:
+            if r.estimate is None or r.inputs is None:
+                out.append(Cell(text="not estimated"))
+            else:
+                out.append(fn(r, r.estimate))
+        return out
+
+    precision = next((r.estimate.precision_used for r in results if r.estimate and r.estimate.precision_used), "")
+    fmt1 = lambda v: format_number(v)  # noqa: E731
+
+    add("hardware", "Configuration", "Hardware", "", None, [_text(r.hardware or r.error or "—") for r in results])
+    add("devices", "Configuration", "Accelerators", "", None, per(lambda r, e: _cell(e.devices, fmt1)))
+    add("peak_device", "Configuration", f"Dense peak per device ({precision.upper() or 'workload precision'})",
+        "TFLOPS", HIGHER, per(lambda r, e: _cell(_peak(r, e), fmt1)))
+    add("peak_total", "Configuration", "Dense peak, all devices", "PFLOPS", HIGHER,
+        per(lambda r, e: _cell(e.peak_pflops if e.peak_pflops else None, lambda v: f"{v:,.3g}")))
+    add("memory_device", "Configuration", "Memory per device", "GB", HIGHER,
+        per(lambda r, e: _cell(_device(r).memory_gb, fmt1)))
+    add("memory_total", "Configuration", "Memory, all devices", "GB", HIGHER,
+        per(lambda r, e: _cell((_device(r).memory_gb or 0) * e.devices or None, fmt1)))
+    add("bandwidth", "Configuration", "Memory bandwidth per device", "GB/s", HIGHER,
+        per(lambda r, e: _cell(_device(r).mem_bandwidth_gbs, fmt1)))
+    add("tdp", "Configuration", "TDP per device", "W", LOWER, per(lambda r, e: _cell(_device(r).tdp_w, fmt1)))
+    add("links", "Configuration", "Links (inside a node / between nodes)", "", None, per(lambda r, e: _text(_links(r))))
+
+    add("fits", "Estimates", "Fits in memory", "", HIGHER, per(lambda r, e: Cell(
+        1.0 if e.memory.fits else 0.0, None, None,
+        f"yes, {e.memory.per_device_gb:,.1f} of {e.memory.capacity_gb:,.1f} GB" if e.memory.fits
+        else f"NO: needs {e.memory.per_device_gb:,.1f} of {e.memory.capacity_gb:,.1f} GB"
+             + (f"; ≥ {e.memory.min_devices:,} devices would" if e.memory.min_devices else ""))))
+    ok = lambda e: e.feasible  # noqa: E731
+    if infer:
+        add("decode_user", "Estimates", "Decode speed per user", "tokens/s", HIGHER,
+            per(lambda r, e: _cell_range(e.decode_tokens_per_s_per_user if ok(e) else None, lambda v: f"{v:,.1f}")))
+        add("decode_total", "Estimates", "Decode speed, all users", "tokens/s", HIGHER,
+            per(lambda r, e: _cell_range(e.tokens_per_s if ok(e) else None, lambda v: f"{v:,.0f}")))
+        add("ttft", "Estimates", "Time to first token", "", LOWER,
+            per(lambda r, e: _cell_range(e.ttft_s if ok(e) else None, duration)))
+    else:
+        add("time", "Estimates", "Time to train", "", LOWER,
+            per(lambda r, e: _cell_range(e.time_s if ok(e) else None, duration)))
+        add("throughput", "Estimates", "Throughput", "tokens/s", HIGHER,
+            per(lambda r, e: _cell_range(e.tokens_per_s if ok(e) else None, lambda v: si(v))))
+        add("mfu", "Estimates", "Model FLOP utilisation", "", HIGHER,
+            per(lambda r, e: _cell_range(e.mfu if ok(e) else None, lambda v: f"{v:.0%}")))
+    add("power", "Estimates", "Power, with PUE", "kW", LOWER,
+        per(lambda r, e: _cell_range(e.power_w.scaled(1e-3) if ok(e) and e.power_w.likely else None, lambda v: f"{v:,.3g}")))
+    run = "round of requests" if infer else "run"
+    add("energy", "Estimates", f"Energy per {run}", "kWh", LOWER,
+        per(lambda r, e: _cell_range(e.energy_kwh if ok(e) else None, lambda v: f"{v:,.3g}")))
+    add("co2", "Estimates", f"CO2 per {run}", "kg CO2e", LOWER,
+        per(lambda r, e: _cell_range(e.co2_kg if ok(e) else None, lambda v: f"{v:,.3g}")))
+
+    add("cost_run", "Cost", f"Cost per {run}", "$", LOWER, per(_cost_cell))
+    add("capex", "Cost", "Purchase (capex)", "$", LOWER, per(lambda r, e: _capex_cell(r, e)))
+    add("break_even_runs", "Cost", "Break-even against renting", "runs", LOWER,
+        per(lambda r, e: _cell(e.cost.break_even_runs if ok(e) else None, lambda v: f"{v:,.1f}")))
+    add("break_even_months", "Cost", "Break-even at the stated utilisation", "months", LOWER,
+        per(lambda r, e: _cell(e.cost.break_even_months if ok(e) else None, lambda v: f"{v:,.1f}")))
+    if infer:
+        add("per_dollar", "Value", "Output tokens per dollar", "tokens/$", HIGHER, per(_tokens_per_dollar))
+    else:
+        add("per_dollar", "Value", "Tokens trained per dollar", "tokens/$", HIGHER, per(_tokens_per_dollar))
+    add("per_watt", "Value", "Throughput per kW", "tokens/s/kW", HIGHER, per(_per_kw))
+    feasible = [r.ok for r in results]
+    for row in rows:
+        # specs compare whatever is on the table; estimates, costs and value only what can run
+        row.winners = _winners(row, None if row.section == "Configuration" or row.key == "fits" else feasible)
+    return rows
+
+
+def _peak(r: OptionResult, e: Estimate) -> float | None:
+    if not e.devices or not e.peak_pflops:
+        return None
+    return e.peak_pflops * 1000.0 / e.devices
+
+
+def _device(r: OptionResult):
+    return r.inputs.groups[0].device
+
+
+def _links(r: OptionResult) -> str:
+    g = r.inputs.groups[0]
+    inside = g.intra.name if g.intra is not None and g.per_node > 1 else ("—" if g.per_node == 1 else "PCIe")
+    between = f"{g.nic_count} × {g.inter.name}" if g.inter is not None and g.nodes > 1 else "—"
+    return f"{inside} / {between}"
+
+
+def _cost_per_run(r: OptionResult, e: Estimate) -> Range | None:
+    """What a run costs: the rental for rented options; purchase amortised over the lifetime plus
+    electricity for owned ones (None without a price: electricity alone would flatter them)."""
+    if not e.feasible:
+        return None
+    if any(g.cloud is not None for g in r.inputs.groups):
+        return e.cost.cloud_usd_per_run
+    return e.cost.owned_usd_per_run
+
+
+def _cost_cell(r: OptionResult, e: Estimate) -> Cell:
+    cost = _cost_per_run(r, e)
+    if cost is None and e.feasible and e.cost.electricity_usd_per_run.likely:
+        return Cell(text=f"no price (electricity {usd(e.cost.electricity_usd_per_run.likely)})")
+    return _cell_range(cost, usd)
+
+
+def _capex_cell(r: OptionResult, e: Estimate) -> Cell:
+    if any(g.cloud is not None for g in r.inputs.groups):
+        return Cell(0.0, None, None, "none (rented)")
+    if e.cost.capex_usd is None:
+        return Cell(text="no price")
+    return Cell(e.cost.capex_usd, None, None, usd(e.cost.capex_usd))
+
+
+def _tokens_per_dollar(r: OptionResult, e: Estimate) -> Cell:
+    cost = _cost_per_run(r, e)
+    if not e.feasible or cost is None or cost.likely <= 0 or e.time_s is None:
+        return Cell(text="—")
+    if e.kind == "infer":
+        w = e.workload
+        tokens = w.output_tokens * max(1, w.concurrency) if w else 0
+    else:
+        tokens = e.workload.tokens if e.workload else 0
+    if not tokens:
+        return Cell(text="—")
+    values = (tokens / cost.high, tokens / cost.likely, tokens / cost.low)
+    return _cell_range(Range(min(values), values[1], max(values)), lambda v: si(v))
+
+
+def _per_kw(r: OptionResult, e: Estimate) -> Cell:
+    if not e.feasible or not e.power_w.likely:
+        return Cell(text="—")
+    value = e.tokens_per_s.likely / (e.power_w.likely / 1000.0)
+    return _cell(value, lambda v: si(v))
+
+
+def _winners(row: Row, eligible: list[bool] | None = None) -> list[int]:
+    if row.better is None:
+        return []
+    values = [(i, c.value) for i, c in enumerate(row.cells)
+              if c.value is not None and (eligible is None or eligible[i])]
+    if len(values) < 2:
+        return []
+    if row.key == "fits":
+        fitting = [i for i, v in values if v == 1.0]
+        return fitting if 0 < len(fitting) < len(values) else []
+    best = min(v for _, v in values) if row.better == LOWER else max(v for _, v in values)
+    tolerance = abs(best) * TIE
+    winners = [i for i, v in values if abs(v - best) <= tolerance]
+    return [] if len(winners) == len(values) else winners
+
+
+# ----------------------------------------------------------------------------- sources
+def _sources(results: list[OptionResult], catalogue) -> list[dict]:
+    """Every catalogue figure the comparison used, grouped by source document, numbered."""
+    used: dict[str, dict] = {}
+
+    def cite(kind: str, record: dict | None, fields: list[str]):
+        if record is None:
+            return
+        for name in fields:
+            if record.get(name) is None:
+                continue
+            src = catalogue.figure_source(kind, record, name)
+            if not src:
+                continue
+            entry = used.setdefault(src["id"], {**src, "figures": []})
+            entry["figures"].append(f"{record.get('name') or record.get('instance_type') or record['id']}: {name}")
+
+    precision_field = {"fp32": "fp32_tflops", "tf32": "tf32_tflops", "fp16": "fp16_tflops", "bf16": "bf16_tflops",
+                       "fp8": "fp8_tflops", "int8": "int8_tops", "fp4": "fp4_tflops"}
+    for r in results:
+        if r.inputs is None:
+            continue
+        e = r.estimate
+        peak_field = precision_field.get(e.precision_used if e else "", None)
+        for g in r.inputs.groups:
+            acc = catalogue.get("accelerators", g.device.id)
+            cite("accelerators", acc, [f for f in ("memory_gb", "mem_bandwidth_gbs", "tdp_w", peak_field) if f])
+            for link in (g.intra, g.inter):
+                if link is not None:
+                    cite("interconnects", catalogue.get("interconnects", link.id), ["unidirectional_gbs", "bidirectional_gbs"])
+            if g.cloud is not None:
+                cite("cloud", catalogue.get("cloud", g.cloud.id), ["usd_per_hour"])
+        for entry in r.option.cluster:
+            if entry.item:
+                system = catalogue.get("systems", entry.item)
+                cite("systems", system, ["accelerator_count", "system_power_w"])
+                if entry.capex_usd_per_node is None:
+                    price = catalogue.latest_price(entry.item)
+                    cite("prices", price, ["usd"])
+        fin = r.inputs.finance
+        if fin.rent is not None and fin.rent.cloud is not None:
+            cite("cloud", catalogue.get("cloud", fin.rent.cloud.id), ["usd_per_hour"])
+        region = catalogue.get("regions", r.inputs.site.region)
+        cite("regions", region, ["grid_gco2e_per_kwh", "electricity_usd_per_kwh"])
+    numbered = []
+    for n, src in enumerate(sorted(used.values(), key=lambda s: (s.get("publisher") or "", s["title"])), 1):
+        numbered.append({**src, "number": n, "figures": sorted(set(src["figures"]))})
+    return numbered
+
+
+# ----------------------------------------------------------------------------- chart series
+def _cost_curves(results: list[OptionResult]) -> dict:
+    """Cumulative cost over the lifetime of doing the same runs each month: owning each option
+    against renting (its finance's rented alternative, or the rented options in the comparison)."""
+    owned = [r for r in results if r.ok and r.inputs and not any(g.cloud for g in r.inputs.groups)
+             and r.estimate.time_s is not None]
+    reference = next((r for r in owned if r.estimate.cost.capex_usd is not None), None)
+    if reference is None:
+        return {}
+    fin = reference.inputs.finance
+    months = max(1, int(round(fin.lifetime_years * 12)))
+    run_hours = reference.estimate.time_s.likely / 3600.0
+    runs_per_month = fin.utilization * C.HOURS_PER_MONTH / run_hours if run_hours > 0 else 0.0
+    xs = list(range(0, months + 1))
+    series = []
+    crossings = []
+    for r in results:
+        if not r.ok or r.estimate.time_s is None:
+            continue
+        e = r.estimate
+        if any(g.cloud for g in r.inputs.groups):
+            per_run = e.cost.cloud_usd_per_run.likely if e.cost.cloud_usd_per_run else None
+            if per_run is None:
+                continue
+            series.append({"name": f"{r.name}", "kind": "rent", "ys": [per_run * runs_per_month * m for m in xs]})
+        elif e.cost.capex_usd is not None and e.cost.owned_marginal_usd_per_run is not None:
+            capex, marginal = e.cost.capex_usd, e.cost.owned_marginal_usd_per_run.likely
+            series.append({"name": f"{r.name} (bought)", "kind": "own",
+                           "ys": [capex + marginal * runs_per_month * m for m in xs]})
+            rent_cloud = r.inputs.finance.rent.cloud.id if r.inputs.finance.rent and r.inputs.finance.rent.cloud else None
+            rented_in_comparison = any(o.ok and any(g.cloud is not None and g.cloud.id == rent_cloud for g in o.inputs.groups)
+                                       for o in results)
+            if (e.cost.cloud_usd_per_run is not None and not rented_in_comparison
+                    and not any(s["name"] == f"Renting: {e.cost.rent_label}" for s in series)):
+                rent_per_run = e.cost.cloud_usd_per_run.likely
+                series.append({"name": f"Renting: {e.cost.rent_label}", "kind": "rent",
+                               "ys": [rent_per_run * runs_per_month * m for m in xs]})
+            if e.cost.cloud_usd_per_run is not None:
+                saving = (e.cost.cloud_usd_per_run.likely - marginal) * runs_per_month
+                if saving > 0:
+                    crossings.append({"name": r.name, "month": capex / saving,
+                                      "usd": capex + marginal * runs_per_month * capex / saving})
+    return {
+        "months": xs,
+        "series": series,
+        "crossings": crossings,
+        "runs_per_month": runs_per_month,
+        "basis": f"{runs_per_month:,.2f} runs a month: what {reference.name} completes at {fin.utilization:.0%} utilisation",
+    }
+
+
+def _value_points(results: list[OptionResult]) -> list[dict]:
+    points = []
+    for r in results:
+        if not r.ok:
+            continue
+        per_dollar = _tokens_per_dollar(r, r.estimate).value
+        per_kw = _per_kw(r, r.estimate).value
+        if per_dollar and per_kw:
+            points.append({"name": r.name, "per_dollar": per_dollar, "per_kw": per_kw})
+    return points
+
+
+SCORE_ROWS = ("time", "throughput", "decode_user", "decode_total", "cost_run", "energy", "co2", "power", "per_dollar", "per_watt")
+
+
+def _score_bars(rows: list[Row], results) -> dict:
+    """Each metric normalised so that the best option scores 1 (taller is better)."""
+    metrics, scores = [], []
+    for row in rows:
+        if row.key not in SCORE_ROWS or row.better is None:
+            continue
+        values = [c.value for c in row.cells]
+        known = [v for v in values if v]
+        if len(known) < 1:
+            continue
+        best = min(known) if row.better == LOWER else max(known)
+        metrics.append(row.label)
+        scores.append([(best / v if row.better == LOWER else v / best) if v else 0.0 for v in values])
+    return {"metrics": metrics, "options": [r.name for r in results], "scores": scores}
+
+
+def _shared_assumptions(results: list[OptionResult]) -> list[str]:
+    out: list[str] = []
+    for r in results:
+        if r.estimate is None:
+            continue
+        for text in r.estimate.assumptions:
+            line = f"{r.name}: {text}"
+            if line not in out:
+                out.append(line)
+    return out
+
+
+# ----------------------------------------------------------------------------- the recommendation
+def recommendation(comp: Comparison) -> str:
+    """One paragraph written from the numbers: who wins on what, by how much, and what it rests on."""
+    results = comp.results
+    ok = [r for r in results if r.ok]
+    bad = [r for r in results if not r.ok]
+    parts: list[str] = []
+    infer = _is_infer(results)
+    if not ok:
+        reasons = "; ".join(f"{r.name}: {(r.estimate.reasons[0] if r.estimate and r.estimate.reasons else r.error)}" for r in bad)
+        return f"None of the configurations can run this workload. {reasons}"
+    if bad:
+        why = []
+        for r in bad:
+            if r.error:
+                why.append(f"{r.name} could not be estimated ({r.error})")
+            else:
+                why.append(f"{r.name} cannot run it ({_first_sentence(r.estimate.reasons[0])})")
+        parts.append(("Only " + ok[0].name + " can run this workload: " if len(ok) == 1 else "") + "; ".join(why) + ".")
+
+    if infer:
+        speed = lambda r: r.estimate.decode_tokens_per_s_per_user  # noqa: E731
+        fastest = max(ok, key=lambda r: speed(r).likely)
+        text = f"{fastest.name} answers fastest, about {speed(fastest).likely:,.0f} tokens/s per user"
+        others = [r for r in ok if r is not fastest]
+        if others:
+            second = max(others, key=lambda r: speed(r).likely)
+            text += f", {speed(fastest).likely / speed(second).likely:,.2g}× {second.name}"
+            text += _overlap_note(speed(fastest), speed(second), higher=True)
+        parts.append(text + ".")
+    else:
+        with_time = [r for r in ok if r.estimate.time_s is not None]
+        if with_time:
+            t = lambda r: r.estimate.time_s  # noqa: E731
+            fastest = min(with_time, key=lambda r: t(r).likely)
+            text = f"{fastest.name} finishes a run fastest, in about {duration(t(fastest).likely)}"
+            others = [r for r in with_time if r is not fastest]
+            if others:
+                second = min(others, key=lambda r: t(r).likely)
+                text += f" against {duration(t(second).likely)} for {second.name} ({t(second).likely / t(fastest).likely:,.2g}× longer)"
+                text += _overlap_note(t(fastest), t(second), higher=False)
+            parts.append(text + ".")
+    costed = [(r, _cost_per_run(r, r.estimate)) for r in ok]
+    costed = [(r, c) for r, c in costed if c is not None and c.likely > 0]
+    if costed:
+        cheapest, c = min(costed, key=lambda rc: rc[1].likely)
+        text = f"{cheapest.name} costs least per {'round of requests' if infer else 'run'}, {usd(c.likely)}"
+        others = [(r, x) for r, x in costed if r is not cheapest]
+        if others:
+            second, c2 = min(others, key=lambda rc: rc[1].likely)
+            text += f" against {usd(c2.likely)} for {second.name} ({1 - c.likely / c2.likely:.0%} less)"
+        parts.append(text + ".")
+    for r in ok:
+        e = r.estimate
+        if e.cost.break_even_runs is not None and e.cost.capex_usd is not None:
+            when = (f"after about {e.cost.break_even_months:,.1f} months of serving at {r.inputs.finance.utilization:.0%} "
+                    "utilisation" if infer else
+                    f"after about {e.cost.break_even_runs:,.0f} runs ({e.cost.break_even_months:,.1f} months at "
+                    f"{r.inputs.finance.utilization:.0%} utilisation)")
+            parts.append(f"Bought for {usd(e.cost.capex_usd)}, {r.name} pays for itself against renting "
+                         f"{e.cost.rent_label} {when}.")
+        elif e.cost.capex_usd is not None and e.cost.cloud_usd_per_run is not None and e.cost.break_even_runs is None:
+            parts.append(f"Buying {r.name} never pays off against renting {e.cost.rent_label}: a rented run costs less "
+                         "than running the owned hardware.")
+    greenest = min((r for r in ok if r.estimate.co2_kg is not None), key=lambda r: r.estimate.co2_kg.likely, default=None)
+    if greenest is not None and len(ok) > 1:
+        parts.append(f"{greenest.name} emits the least CO2 per {'round' if infer else 'run'} "
+                     f"({greenest.estimate.co2_kg.likely:,.3g} kg at {greenest.inputs.site.grid_gco2e_per_kwh:g} gCO2e/kWh).")
+    overrides = [r.name for r in results if any(entry.overrides for entry in r.option.cluster)]
+    sensitive = ["the achieved utilisation (the low–high ranges)"]
+    if any(r.estimate and r.estimate.cost.capex_usd for r in ok):
+        sensitive.append("how often the hardware is used")
+    if overrides:
+        sensitive.append(f"the figures this scenario overrides for {', '.join(overrides)}")
+    parts.append("The conclusion rests on " + ", ".join(sensitive[:-1]) + (" and " if len(sensitive) > 1 else "")
+                 + sensitive[-1] + ".")
+    return " ".join(parts)
+
+
+def _first_sentence(text: str) -> str:
+    """'each device needs 10.4 GB but has 3.0 GB' from an engine reason."""
+    head = text.split(": each device needs", 1)
+    if len(head) == 2:
+        need = head[1].split(" — ")[0]
+        cap = text.rsplit(" has ", 1)[-1].split(" (")[0].rstrip(".")
+        return f"each device needs {need.strip()} but has {cap}"
+    return text.rstrip(".")
+
+
+def _overlap_note(best: Range, second: Range, higher: bool) -> str:
+    overlap = best.low <= second.high if higher else best.high >= second.low
+    return "; the estimates' ranges overlap, so measurements could reverse the order" if overlap else ""
+
+
+# ----------------------------------------------------------------------------- output
+def comparison_json(comp: Comparison) -> dict:
+    return {
+        "name": comp.scenario.name,
+        "question": comp.question,
+        "catalogue_version": comp.catalogue_version,
+        "created": comp.created,
+        "configurations": [
+            {"name": r.name, "hardware": r.hardware, "error": r.error or None,
+             "estimate": r.estimate.to_json() if r.estimate else None}
+            for r in comp.results
+        ],
+        "rows": [
+            {"key": row.key, "section": row.section, "label": row.label, "unit": row.unit, "better": row.better,
+             "cells": [c.to_json() for c in row.cells], "winners": [comp.results[i].name for i in row.winners]}
+            for row in comp.rows
+        ],
+        "recommendation": comp.recommendation,
+        "sources": [{k: s.get(k) for k in ("number", "title", "publisher", "url", "date", "figures")} for s in comp.sources],
+    }
+
+
+def comparison_csv(comp: Comparison) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    header = ["section", "metric", "unit", "better"]
+    for name in comp.names:
+        header += [name, f"{name} low", f"{name} high"]
+    header.append("winner")
+    writer.writerow(header)
+    for row in comp.rows:
+        line = [row.section, row.label, row.unit, row.direction_text]
+        for cell in row.cells:
+            value = cell.value if cell.value is not None and cell.text not in ("—",) else cell.text.replace("\n", " ")
+            line += [value, "" if cell.low is None else cell.low, "" if cell.high is None else cell.high]
+        line.append("; ".join(comp.results[i].name for i in row.winners))
+        writer.writerow(line)
+    return out.getvalue()
+
+
+def format_comparison(comp: Comparison) -> str:
+    names = comp.names
+    width = max(14, min(26, max(len(n) for n in names)))
+    label_w = max(len(r.label) for r in comp.rows) + 2
+    lines = [comp.question, "=" * len(comp.question), ""]
+    lines.append(" " * label_w + "".join(n[:width].ljust(width + 2) for n in names))
+    section = None
+    for row in comp.rows:
+        if row.section != section:
+            section = row.section
+            lines.append(f"-- {section}")
+        cells = []
+        for i, cell in enumerate(row.cells):
+            text = cell.text.split("\n")[0]
+            if i in row.winners:
+                text = "*" + text
+            cells.append(text[:width].ljust(width + 2))
+        suffix = f"  [{row.unit}, {row.direction_text}]" if row.better else (f"  [{row.unit}]" if row.unit else "")
+        lines.append(row.label.ljust(label_w) + "".join(cells) + suffix)
+    lines += ["", "* marks the winner of a row.", "", "Recommendation", comp.recommendation, "", "Sources"]
+    for src in comp.sources:
+        lines.append(f"  [{src['number']}] {src['title']} — {src.get('publisher') or ''}, {src.get('date') or 'undated'} {src.get('url') or ''}")
+    return "\n".join(lines)

@@ -1,0 +1,198 @@
+"""A report's content, independent of how it is drawn: the cover facts, the recommendation, tables,
+chart series, assumptions and numbered sources. The PDF renderer (gpudesk.ui.render.pdf) draws it;
+tests read it without Qt."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpudesk import __version__
+
+
+@dataclass
+class Paragraph:
+    text: str
+    style: str = "body"  # body | lead | note
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]  # first column: the row label
+    rows: list[list[str]]  # cell texts (may contain "\n")
+    winners: list[list[int]] = field(default_factory=list)  # per row: winning column indexes (0 = first option)
+    sections: list[str] = field(default_factory=list)  # per row: section name (a header row is drawn when it changes)
+    directions: list[str] = field(default_factory=list)  # per row: "lower is better" / "higher is better" / ""
+    note: str = ""
+
+
+@dataclass
+class BarChart:
+    title: str
+    categories: list[str]  # metrics
+    series: list[tuple[str, list[float]]]  # (option, score per metric)
+    caption: str = ""
+    y_label: str = ""
+
+
+@dataclass
+class ScatterChart:
+    title: str
+    points: list[tuple[str, float, float]]  # (label, x, y)
+    x_label: str
+    y_label: str
+    caption: str = ""
+
+
+@dataclass
+class LineChart:
+    title: str
+    xs: list[float]
+    series: list[tuple[str, list[float], str]]  # (name, ys, kind: own | rent)
+    x_label: str
+    y_label: str
+    markers: list[tuple[str, float, float]] = field(default_factory=list)  # (label, x, y)
+    caption: str = ""
+
+
+@dataclass
+class Bullets:
+    items: list[str]
+
+
+@dataclass
+class SourceList:
+    sources: list[dict]  # number, title, publisher, url, date, figures
+
+
+@dataclass
+class Section:
+    title: str
+    blocks: list = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    title: str
+    question: str
+    subtitle: str
+    date: str
+    catalogue_version: str
+    author: str = ""
+    organisation: str = ""
+    recommendation: str = ""
+    highlights: list[tuple[str, str]] = field(default_factory=list)  # (label, value) on the cover
+    sections: list[Section] = field(default_factory=list)
+    app_version: str = __version__
+
+    def text(self) -> str:
+        """All the report's words in reading order (what a PDF text extraction should find)."""
+        out = [self.title, self.question, self.subtitle, self.recommendation]
+        for section in self.sections:
+            out.append(section.title)
+            for block in section.blocks:
+                if isinstance(block, Paragraph):
+                    out.append(block.text)
+                elif isinstance(block, Table):
+                    out.append(" ".join(block.columns))
+                    out.extend(" ".join(row) for row in block.rows)
+                elif isinstance(block, Bullets):
+                    out.extend(block.items)
+                elif isinstance(block, SourceList):
+                    out.extend(f"[{s['number']}] {s['title']}" for s in block.sources)
+        return "\n".join(out)
+
+
+def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
+    """The procurement report of a comparison."""
+    scenario = comp.scenario
+    kind = next((r.estimate.kind for r in comp.results if r.estimate), "train")
+    workload = next((r.estimate.workload for r in comp.results if r.estimate and r.estimate.workload), None)
+    if workload is not None:
+        if kind == "infer":
+            what = (f"serving a {workload.params / 1e9:,.3g}B-parameter model in {workload.precision.upper()} to "
+                    f"{workload.concurrency} users ({workload.prompt_tokens:,}-token prompts, {workload.output_tokens:,}-token answers)")
+        else:
+            verb = "fine-tuning" if kind == "finetune" else "training"
+            tokens = f" on {workload.tokens / 1e9:,.3g}B tokens" if workload.tokens else ""
+            what = f"{verb} a {workload.params / 1e9:,.3g}B-parameter model{tokens} in {workload.precision.upper()}"
+    else:
+        what = "the workload"
+    report = Report(
+        title="Compute procurement comparison",
+        question=comp.question,
+        subtitle=f"{len(comp.results)} configurations compared for {what}.",
+        date=comp.created,
+        catalogue_version=comp.catalogue_version,
+        author=author,
+        organisation=organisation,
+        recommendation=comp.recommendation,
+    )
+    # cover highlights: the winners of the rows that decide
+    for key in ("time", "decode_user", "cost_run", "co2", "break_even_months"):
+        row = comp.row(key)
+        if row is None or not row.winners:
+            continue
+        i = row.winners[0]
+        report.highlights.append((f"{row.label} ({row.direction_text})",
+                                  f"{comp.results[i].name}: {row.cells[i].text.splitlines()[0]}"))
+
+    configurations = Section("Configurations")
+    for r in comp.results:
+        line = f"{r.name}: {r.hardware or r.error}"
+        if r.estimate is not None and not r.estimate.feasible:
+            line += " — cannot run this workload: " + r.estimate.reasons[0]
+        configurations.blocks.append(Paragraph(line))
+        for note in r.notes:
+            configurations.blocks.append(Paragraph(note, "note"))
+    if scenario.description:
+        configurations.blocks.insert(0, Paragraph(scenario.description, "lead"))
+    report.sections.append(configurations)
+
+    table = Table(
+        title="Comparison",
+        columns=["Metric"] + comp.names,
+        rows=[[f"{row.label}" + (f" ({row.unit})" if row.unit else "")] + [c.text for c in row.cells] for row in comp.rows],
+        winners=[list(row.winners) for row in comp.rows],
+        sections=[row.section for row in comp.rows],
+        directions=[row.direction_text for row in comp.rows],
+        note="The winner of each row is marked ★ and shaded; where an estimate shows a range, the first figure is "
+             "the likely value and the bracket gives low–high. Specifications compare every configuration; "
+             "estimates, costs and value compare only those that can run the workload.",
+    )
+    report.sections.append(Section("Comparison table", [table]))
+
+    charts = Section("Charts")
+    bars = comp.score_bars
+    if bars.get("metrics"):
+        series = [(name, [scores[i] for scores in bars["scores"]]) for i, name in enumerate(bars["options"])]
+        charts.blocks.append(BarChart("Each metric, relative to the best configuration", bars["metrics"], series,
+                                      caption="1.0 is the best configuration for that metric; taller is better "
+                                              "whether the metric is better high (speed) or low (cost, energy).",
+                                      y_label="score (best = 1)"))
+    if comp.value_points:
+        charts.blocks.append(ScatterChart(
+            "Performance per dollar against performance per watt",
+            [(p["name"], p["per_kw"], p["per_dollar"]) for p in comp.value_points],
+            "throughput per kW (tokens/s/kW)",
+            "output tokens per dollar" if kind == "infer" else "tokens trained per dollar",
+            caption="Up and to the right is better."))
+    curves = comp.cost_curves
+    if curves.get("series"):
+        charts.blocks.append(LineChart(
+            "Cumulative cost: buying against renting",
+            curves["months"], [(s["name"], s["ys"], s["kind"]) for s in curves["series"]],
+            "months", "cumulative cost ($)",
+            markers=[(f"break-even, {c['name']}: {c['month']:.1f} months", c["month"], c["usd"]) for c in curves["crossings"]],
+            caption=f"Repeating the workload {curves['basis']}."))
+    if charts.blocks:
+        report.sections.append(charts)
+
+    report.sections.append(Section("Recommendation", [Paragraph(comp.recommendation, "lead")]))
+    report.sections.append(Section("Assumptions", [Bullets(comp.assumptions)]))
+    report.sections.append(Section("Sources", [
+        Paragraph("Every catalogue figure used above, with the document it comes from. Figures are dense peaks "
+                  "(no structured sparsity) with the precision named; prices are dated.", "note"),
+        SourceList(comp.sources),
+    ]))
+    return report

@@ -1,0 +1,206 @@
+"""Vector charts drawn with QPainter, for the PDF report and for SVG/PNG export. Each function
+draws one chart from a report block into a rectangle, in points."""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
+
+from gpudesk.core.report.content import BarChart, LineChart, ScatterChart
+
+PALETTE = ["#2f6fde", "#e8743b", "#19a979", "#945ecf", "#ed4a7b", "#13a4b4", "#525df4", "#bf399e"]
+INK = QColor("#1d2330")
+MUTED = QColor("#5b6475")
+GRID = QColor("#e3e6eb")
+AXIS = QColor("#9aa3b2")
+
+
+def color(i: int) -> QColor:
+    return QColor(PALETTE[i % len(PALETTE)])
+
+
+def font(size: float, bold: bool = False) -> QFont:
+    f = QFont("DejaVu Sans")
+    f.setPointSizeF(size)
+    f.setBold(bold)
+    return f
+
+
+def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    if hi <= lo:
+        hi = lo + 1.0
+    raw = (hi - lo) / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = min((m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw), default=raw)
+    start = math.floor(lo / step) * step
+    ticks = []
+    value = start
+    while value <= hi + step * 0.5 and len(ticks) < 50:
+        ticks.append(round(value, 10))
+        value += step
+    return ticks
+
+
+def short(value: float) -> str:
+    a = abs(value)
+    if a >= 1e9:
+        return f"{value / 1e9:.3g}G"
+    if a >= 1e6:
+        return f"{value / 1e6:.3g}M"
+    if a >= 1e3:
+        return f"{value / 1e3:.3g}k"
+    if a >= 1 or a == 0:
+        return f"{value:.3g}"
+    return f"{value:.2g}"
+
+
+def _title(p: QPainter, rect: QRectF, title: str) -> float:
+    p.setFont(font(9.5, True))
+    p.setPen(INK)
+    p.drawText(QRectF(rect.left(), rect.top(), rect.width(), 16), Qt.AlignmentFlag.AlignLeft, title)
+    return rect.top() + 20
+
+
+def _legend(p: QPainter, left: float, top: float, width: float, entries: list[tuple[str, QColor, str]]) -> float:
+    """Legend entries laid out in rows; returns the height used."""
+    p.setFont(font(7))
+    fm = QFontMetricsF(p.font(), p.device())
+    x, y = left, top
+    for name, col, style in entries:
+        w = fm.horizontalAdvance(name) + 22
+        if x + w > left + width and x > left:
+            x = left
+            y += 12
+        if style == "line":
+            p.setPen(QPen(col, 1.6, Qt.PenStyle.DashLine if name.startswith("Renting") else Qt.PenStyle.SolidLine))
+            p.drawLine(QPointF(x, y + 5), QPointF(x + 14, y + 5))
+        else:
+            p.fillRect(QRectF(x, y + 1, 10, 8), col)
+        p.setPen(INK)
+        p.drawText(QPointF(x + 17, y + 8.5), name)
+        x += w + 6
+    return y - top + 12
+
+
+def draw_bar_chart(p: QPainter, rect: QRectF, chart: BarChart) -> None:
+    top = _title(p, rect, chart.title)
+    legend_h = _legend(p, rect.left(), top, rect.width(),
+                       [(name, color(i), "box") for i, (name, _v) in enumerate(chart.series)])
+    plot = QRectF(rect.left() + 34, top + legend_h + 6, rect.width() - 40, rect.bottom() - top - legend_h - 46)
+    p.setFont(font(7))
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        y = plot.bottom() - tick * plot.height()
+        p.setPen(QPen(GRID, 0.6))
+        p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y))
+        p.setPen(MUTED)
+        p.drawText(QRectF(rect.left(), y - 6, 30, 12), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, f"{tick:g}")
+    groups = len(chart.categories)
+    n = max(1, len(chart.series))
+    group_w = plot.width() / max(groups, 1)
+    bar_w = min(18.0, group_w * 0.8 / n)
+    for gi, category in enumerate(chart.categories):
+        gx = plot.left() + gi * group_w + (group_w - bar_w * n) / 2
+        for si, (_name, values) in enumerate(chart.series):
+            value = max(0.0, min(1.0, values[gi] if gi < len(values) else 0.0))
+            h = value * plot.height()
+            p.fillRect(QRectF(gx + si * bar_w, plot.bottom() - h, bar_w * 0.9, h), color(si))
+        p.setPen(INK)
+        p.drawText(QRectF(plot.left() + gi * group_w + 1, plot.bottom() + 3, group_w - 2, 26),
+                   Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap, category)
+    p.setPen(QPen(AXIS, 0.8))
+    p.drawLine(QPointF(plot.left(), plot.bottom()), QPointF(plot.right(), plot.bottom()))
+
+
+def _axes(p: QPainter, plot: QRectF, xs: tuple[float, float], ys: tuple[float, float], x_label: str, y_label: str,
+          log_x: bool = False) -> tuple:
+    p.setFont(font(7))
+    xticks = nice_ticks(*xs)
+    yticks = nice_ticks(*ys)
+    x0, x1 = xticks[0], xticks[-1]
+    y0, y1 = yticks[0], yticks[-1]
+
+    def fx(v):
+        return plot.left() + (v - x0) / ((x1 - x0) or 1) * plot.width()
+
+    def fy(v):
+        return plot.bottom() - (v - y0) / ((y1 - y0) or 1) * plot.height()
+
+    for t in yticks:
+        p.setPen(QPen(GRID, 0.6))
+        p.drawLine(QPointF(plot.left(), fy(t)), QPointF(plot.right(), fy(t)))
+        p.setPen(MUTED)
+        p.drawText(QRectF(plot.left() - 46, fy(t) - 6, 42, 12), Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, short(t))
+    for t in xticks:
+        p.setPen(QPen(GRID, 0.6))
+        p.drawLine(QPointF(fx(t), plot.top()), QPointF(fx(t), plot.bottom()))
+        p.setPen(MUTED)
+        p.drawText(QRectF(fx(t) - 25, plot.bottom() + 2, 50, 12), Qt.AlignmentFlag.AlignHCenter, short(t))
+    p.setPen(QPen(AXIS, 0.8))
+    p.drawRect(plot)
+    p.setPen(INK)
+    p.drawText(QRectF(plot.left(), plot.bottom() + 14, plot.width(), 12), Qt.AlignmentFlag.AlignHCenter, x_label)
+    p.save()
+    p.translate(plot.left() - 50, plot.center().y())
+    p.rotate(-90)
+    p.drawText(QRectF(-plot.height() / 2, -10, plot.height(), 12), Qt.AlignmentFlag.AlignHCenter, y_label)
+    p.restore()
+    return fx, fy
+
+
+def draw_scatter_chart(p: QPainter, rect: QRectF, chart: ScatterChart) -> None:
+    top = _title(p, rect, chart.title)
+    plot = QRectF(rect.left() + 62, top + 4, rect.width() - 80, rect.bottom() - top - 36)
+    xs = [x for _l, x, _y in chart.points] or [0.0, 1.0]
+    ys = [y for _l, _x, y in chart.points] or [0.0, 1.0]
+    fx, fy = _axes(p, plot, (0.0, max(xs) * 1.15), (0.0, max(ys) * 1.15), chart.x_label, chart.y_label)
+    p.setFont(font(7))
+    fm = QFontMetricsF(p.font(), p.device())
+    for i, (label, x, y) in enumerate(chart.points):
+        p.setPen(QPen(QColor("#ffffff"), 0.8))
+        p.setBrush(QBrush(color(i)))
+        p.drawEllipse(QPointF(fx(x), fy(y)), 4.2, 4.2)
+        p.setPen(INK)
+        width = fm.horizontalAdvance(label)
+        left = fx(x) + 6 if fx(x) + 6 + width <= rect.right() else fx(x) - 6 - width
+        p.drawText(QPointF(left, fy(y) - 5), label)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+
+
+def draw_line_chart(p: QPainter, rect: QRectF, chart: LineChart) -> None:
+    top = _title(p, rect, chart.title)
+    legend_h = _legend(p, rect.left(), top, rect.width(), [(name, color(i), "line") for i, (name, _ys, _k) in enumerate(chart.series)])
+    plot = QRectF(rect.left() + 62, top + legend_h + 4, rect.width() - 80, rect.bottom() - top - legend_h - 34)
+    all_y = [v for _n, ys, _k in chart.series for v in ys] or [0.0, 1.0]
+    fx, fy = _axes(p, plot, (min(chart.xs), max(chart.xs)), (0.0, max(all_y) * 1.05), chart.x_label, chart.y_label)
+    p.save()
+    p.setClipRect(plot)
+    for i, (name, ys, kind) in enumerate(chart.series):
+        path = QPainterPath()
+        for j, (x, y) in enumerate(zip(chart.xs, ys)):
+            if j == 0:
+                path.moveTo(fx(x), fy(y))
+            else:
+                path.lineTo(fx(x), fy(y))
+        p.setPen(QPen(color(i), 1.6, Qt.PenStyle.DashLine if kind == "rent" else Qt.PenStyle.SolidLine))
+        p.drawPath(path)
+    p.restore()
+    p.setFont(font(7))
+    for label, x, y in chart.markers:
+        px, py = fx(x), fy(y)
+        if plot.contains(QPointF(px, py)):
+            p.setPen(QPen(INK, 1.0))
+            p.setBrush(QBrush(QColor("#ffffff")))
+            p.drawEllipse(QPointF(px, py), 3.5, 3.5)
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            p.drawText(QPointF(px + 6, py + 12), label)
+
+
+def draw_chart(p: QPainter, rect: QRectF, chart) -> None:
+    if isinstance(chart, BarChart):
+        draw_bar_chart(p, rect, chart)
+    elif isinstance(chart, ScatterChart):
+        draw_scatter_chart(p, rect, chart)
+    elif isinstance(chart, LineChart):
+        draw_line_chart(p, rect, chart)
