@@ -310,6 +310,8 @@ def _winners(row: Row, eligible: list[bool] | None = None) -> list[int]:
         return []
     values = [(i, c.value) for i, c in enumerate(row.cells)
               if c.value is not None and (eligible is None or eligible[i])]
+    if len(values) == 1 and len(row.cells) > 1 and eligible is not None and sum(eligible) == 1:
+        return [values[0][0]]  # the only configuration that can run the workload
     if len(values) < 2:
         return []
     if row.key == "fits":
@@ -434,7 +436,9 @@ def _value_points(results: list[OptionResult]) -> list[dict]:
     return points
 
 
-SCORE_ROWS = ("time", "throughput", "decode_user", "decode_total", "cost_run", "energy", "co2", "power", "per_dollar", "per_watt")
+SCORE_ROWS = {"time": "Time", "throughput": "Speed", "decode_user": "Per user", "decode_total": "All users",
+              "ttft": "First token", "cost_run": "Cost per run", "energy": "Energy", "co2": "CO2", "power": "Power",
+              "per_dollar": "Per $", "per_watt": "Per kW"}
 
 
 def _score_bars(rows: list[Row], results) -> dict:
@@ -448,7 +452,7 @@ def _score_bars(rows: list[Row], results) -> dict:
         if len(known) < 1:
             continue
         best = min(known) if row.better == LOWER else max(known)
-        metrics.append(row.label)
+        metrics.append(SCORE_ROWS[row.key])
         scores.append([(best / v if row.better == LOWER else v / best) if v else 0.0 for v in values])
     return {"metrics": metrics, "options": [r.name for r in results], "scores": scores}
 

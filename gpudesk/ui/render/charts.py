@@ -25,6 +25,8 @@ def font(size: float, bold: bool = False) -> QFont:
     f = QFont("DejaVu Sans")
     f.setPointSizeF(size)
     f.setBold(bold)
+    if hasattr(f, "setFeature"):  # no ligatures: the PDF's text must search as typed
+        f.setFeature(QFont.Tag("liga"), 0)
     return f
 
 

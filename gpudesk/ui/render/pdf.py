@@ -48,16 +48,29 @@ def _font(size: float, bold: bool = False, italic: bool = False) -> QFont:
     f.setPointSizeF(size)
     f.setBold(bold)
     f.setItalic(italic)
+    no_ligatures(f)
+    return f
+
+
+def no_ligatures(f: QFont) -> QFont:
+    """'fi' drawn as one glyph reads back as U+FB01 and defeats searching the PDF: keep letters apart."""
+    if hasattr(f, "setFeature"):  # Qt >= 6.7
+        for tag in ("liga", "clig", "dlig"):
+            f.setFeature(QFont.Tag(tag), 0)
+    else:  # pragma: no cover - older Qt: letter spacing also turns ligatures off
+        f.setLetterSpacing(QFont.SpacingType.AbsoluteSpacing, 0.01)
     return f
 
 
 def ensure_gui_application():
-    """QPdfWriter and fonts need a QGuiApplication; the CLI runs without a window."""
+    """QPdfWriter and fonts need a Qt application; the CLI runs without a window."""
     app = QGuiApplication.instance()
     if app is None:
         if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
             os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-        app = QGuiApplication(sys.argv[:1])
+        from PySide6.QtWidgets import QApplication
+
+        app = QApplication(sys.argv[:1])
     return app
 
 

@@ -1,0 +1,161 @@
+"""The compare view's charts (pyqtgraph): metric scores, value per dollar against per watt, and the
+cumulative cost of buying against renting with the crossing point. Curves are created once and
+updated with setData."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+PALETTE = ["#2f6fde", "#e8743b", "#19a979", "#945ecf", "#ed4a7b", "#13a4b4"]
+
+
+class SIAxis(pg.AxisItem):
+    """Tick labels as 1.5k, 20M, 3G rather than 2e+08."""
+
+    def tickStrings(self, values, scale, spacing):  # noqa: N802 - Qt/pyqtgraph naming
+        out = []
+        for v in values:
+            a = abs(v)
+            if a >= 1e9:
+                out.append(f"{v / 1e9:g}G")
+            elif a >= 1e6:
+                out.append(f"{v / 1e6:g}M")
+            elif a >= 1e3:
+                out.append(f"{v / 1e3:g}k")
+            else:
+                out.append(f"{v:g}")
+        return out
+
+
+def _brush(i: int) -> QColor:
+    return QColor(PALETTE[i % len(PALETTE)])
+
+
+class CompareCharts(QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=True, background="w", foreground="#1d2330")
+        self.layout_widget = pg.GraphicsLayoutWidget()
+        self.layout_widget.setObjectName("compareCharts")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.layout_widget)
+        title_font = QFont()
+        title_font.setPointSizeF(9.5)
+        title_font.setBold(True)
+
+        self.scores = self.layout_widget.addPlot(row=0, col=0, colspan=2)
+        self.scores.setTitle("Each metric relative to the best (1 = best; taller is better)", size="10pt")
+        self.scores.setYRange(0, 1.3)
+        self.scores.getAxis("left").setTicks([[(v, f"{v:g}") for v in (0, 0.25, 0.5, 0.75, 1.0)]])
+        self.scores.showGrid(y=True, alpha=0.25)
+        self.scores_legend = self.scores.addLegend(offset=(10, 5), labelTextSize="8pt", colCount=3)
+        self.bars: list[pg.BarGraphItem] = []
+
+        self.value = self.layout_widget.addPlot(row=1, col=0, axisItems={"left": SIAxis("left"), "bottom": SIAxis("bottom")})
+        self.value.setTitle("Performance per dollar against per watt", size="10pt")
+        self.value.setLabel("bottom", "tokens/s per kW")
+        self.value.setLabel("left", "tokens per $")
+        self.value.showGrid(x=True, y=True, alpha=0.25)
+        self.value_points = pg.ScatterPlotItem(size=11, pen=pg.mkPen("w"))
+        self.value.addItem(self.value_points)
+        self.value_labels: list[pg.TextItem] = []
+
+        self.cost = self.layout_widget.addPlot(row=1, col=1, axisItems={"left": SIAxis("left")})
+        self.cost.setTitle("Cumulative cost: buying against renting", size="10pt")
+        self.cost.setLabel("bottom", "months")
+        self.cost.setLabel("left", "$")
+        self.cost.showGrid(x=True, y=True, alpha=0.25)
+        self.cost_legend = self.cost.addLegend(offset=(10, 5), labelTextSize="8pt")
+        self.cost_curves: list[pg.PlotDataItem] = []
+        self.crossings = pg.ScatterPlotItem(size=10, symbol="o", brush=pg.mkBrush("w"), pen=pg.mkPen("#1d2330", width=1.5))
+        self.cost.addItem(self.crossings)
+        self.crossing_labels: list[pg.TextItem] = []
+        self.empty_cost = pg.TextItem("Buying against renting needs an owned configuration with a price\nand a rented alternative.",
+                                      color="#5b6475", anchor=(0.5, 0.5))
+        self.cost.addItem(self.empty_cost)
+
+    # ------------------------------------------------------------------ updates
+    def set_comparison(self, comp) -> None:
+        self._set_scores(comp.score_bars)
+        self._set_value(comp.value_points)
+        self._set_cost(comp.cost_curves)
+
+    def _set_scores(self, bars: dict) -> None:
+        metrics = bars.get("metrics", [])
+        options = bars.get("options", [])
+        scores = bars.get("scores", [])
+        n = max(1, len(options))
+        width = 0.8 / n
+        while len(self.bars) < n:
+            item = pg.BarGraphItem(x=[], height=[], width=width, brush=_brush(len(self.bars)), pen=pg.mkPen(None))
+            self.scores.addItem(item)
+            self.bars.append(item)
+        self.scores_legend.clear()
+        for i, item in enumerate(self.bars):
+            if i < len(options):
+                xs = [m + (i - (n - 1) / 2) * width for m in range(len(metrics))]
+                heights = [scores[m][i] if i < len(scores[m]) else 0 for m in range(len(metrics))]
+                item.setOpts(x=xs, height=heights, width=width * 0.92, brush=_brush(i))
+                item.setVisible(True)
+                self.scores_legend.addItem(item, options[i])
+            else:
+                item.setOpts(x=[], height=[])
+                item.setVisible(False)
+        axis = self.scores.getAxis("bottom")
+        axis.setTicks([[(m, label) for m, label in enumerate(metrics)]])
+        self.scores.setXRange(-0.6, max(0.6, len(metrics) - 0.4), padding=0)
+
+    def _set_value(self, points: list[dict]) -> None:
+        spots = [{"pos": (p["per_kw"], p["per_dollar"]), "brush": _brush(i), "data": p["name"]} for i, p in enumerate(points)]
+        self.value_points.setData(spots)
+        for label in self.value_labels:
+            self.value.removeItem(label)
+        self.value_labels = []
+        right = max((p["per_kw"] for p in points), default=0)
+        for i, p in enumerate(points):
+            near_right = p["per_kw"] > 0.6 * right and len(points) > 1
+            label = pg.TextItem(p["name"], color=_brush(i), anchor=(1.05, 1.2) if near_right else (-0.05, 1.2))
+            label.setPos(p["per_kw"], p["per_dollar"])
+            self.value.addItem(label)
+            self.value_labels.append(label)
+        if points:
+            self.value.setXRange(0, max(p["per_kw"] for p in points) * 1.25)
+            self.value.setYRange(0, max(p["per_dollar"] for p in points) * 1.25)
+
+    def _set_cost(self, curves: dict) -> None:
+        series = curves.get("series", [])
+        xs = curves.get("months", [])
+        while len(self.cost_curves) < len(series):
+            self.cost_curves.append(self.cost.plot([], []))
+        self.cost_legend.clear()
+        for i, curve in enumerate(self.cost_curves):
+            if i < len(series):
+                s = series[i]
+                style = Qt.PenStyle.DashLine if s["kind"] == "rent" else Qt.PenStyle.SolidLine
+                curve.setData(xs, s["ys"], pen=pg.mkPen(_brush(i), width=2, style=style))
+                curve.setVisible(True)
+                self.cost_legend.addItem(curve, s["name"])
+            else:
+                curve.setData([], [])
+                curve.setVisible(False)
+        crossings = curves.get("crossings", [])
+        self.crossings.setData([c["month"] for c in crossings], [c["usd"] for c in crossings])
+        for label in self.crossing_labels:
+            self.cost.removeItem(label)
+        self.crossing_labels = []
+        for c in crossings:
+            label = pg.TextItem(f"break-even: {c['month']:.1f} months", color="#1d2330", anchor=(-0.05, 1.25))
+            label.setPos(c["month"], c["usd"])
+            self.cost.addItem(label)
+            self.crossing_labels.append(label)
+        self.empty_cost.setVisible(not series)
+        if series:
+            self.cost.enableAutoRange()
+        else:
+            self.cost.setXRange(0, 1)
+            self.cost.setYRange(0, 1)
+            self.empty_cost.setPos(0.5, 0.5)

@@ -1,0 +1,103 @@
+"""The compare view with pytest-qt: presets, add and remove a configuration, change the workload,
+export, save and open."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpudesk.core.resolve import estimate_option
+from gpudesk.core.scenario import load_scenario
+from gpudesk.ui.compare.view import CompareView
+
+from ..conftest import ROOT
+
+EXAMPLES = ROOT / "resources" / "examples"
+
+
+@pytest.fixture
+def view(qtbot, catalogue):
+    widget = CompareView()
+    qtbot.addWidget(widget)
+    widget.resize(1400, 900)
+    widget.set_catalogue(catalogue)
+    widget.load_path(EXAMPLES / "nanochat-8xh100-rented-vs-dgx-spark.json", as_preset=True)
+    return widget
+
+
+def test_the_table_model_is_a_proper_item_model(view, qtmodeltester):
+    qtmodeltester.check(view.model)
+
+
+def test_preset_opens_with_winners_and_recommendation(view):
+    comp = view.comparison
+    assert comp.names == ["8 × H100 rented (Lambda)", "DGX Spark (owned)"]
+    row = view.model.row_index("time")
+    cell = view.model.index(row, 2).data()
+    assert cell.startswith("★ ")  # the rented H100s finish first
+    assert "finishes a run fastest" in view.recommendation.toPlainText()
+
+
+def test_values_agree_with_the_estimate(view, catalogue):
+    scenario = view.scenario()
+    for i, option in enumerate(scenario.options()):
+        est = estimate_option(scenario, option, catalogue, "compare")
+        assert view.comparison.row("time").cells[i].value == pytest.approx(est.time_s.likely)
+
+
+def test_add_and_remove_a_configuration(view, qtbot):
+    row = view.add_configuration()
+    row.name.setText("4 × A100")
+    row.item.setCurrentIndex(row.item.findData("accelerator:a100-sxm4-80gb"))
+    row.count.setValue(4)
+    qtbot.waitUntil(lambda: len(view.comparison.results) == 3, timeout=3000)
+    assert view.comparison.names[-1] == "4 × A100"
+    assert view.comparison.results[-1].estimate.devices == 4
+    assert view.is_modified()
+    view.remove_configuration(0)
+    qtbot.waitUntil(lambda: len(view.comparison.results) == 2, timeout=3000)
+    assert "8 × H100 rented (Lambda)" not in view.comparison.names
+
+
+def test_changing_the_workload_updates_the_table(view, qtbot):
+    before = view.comparison.row("time").cells[0].value
+    view.tokens.setValue(view.tokens.value() * 2)
+    qtbot.waitUntil(lambda: view.comparison.row("time").cells[0].value > before * 1.9, timeout=3000)
+    view.kind.setCurrentIndex(view.kind.findData("infer"))
+    qtbot.waitUntil(lambda: view.comparison.row("decode_user") is not None, timeout=3000)
+    assert view.prompt.isVisibleTo(view) and not view.tokens.isVisibleTo(view)
+
+
+def test_export_pdf_csv_and_copy(view, tmp_path):
+    pdf = view.export_pdf(str(tmp_path / "c.pdf"))
+    assert pdf.read_bytes().startswith(b"%PDF")
+    csv_path = view.export_csv(str(tmp_path / "c.csv"))
+    assert "Time to train" in csv_path.read_text()
+    view.copy_table()
+    from PySide6.QtGui import QGuiApplication
+
+    assert "DGX Spark (owned)" in QGuiApplication.clipboard().text()
+
+
+def test_save_and_open_round_trip(view, tmp_path, qtbot, catalogue):
+    path = tmp_path / "mine.json"
+    assert view._write(path)
+    assert not view.is_modified()
+    again = CompareView()
+    qtbot.addWidget(again)
+    again.set_catalogue(catalogue)
+    assert again.load_path(path)
+    assert again.comparison.names == view.comparison.names
+    assert again.comparison.row("time").cells[1].value == pytest.approx(view.comparison.row("time").cells[1].value)
+    # the DGX Spark's BF16 override survives the editor
+    assert load_scenario(path).compare[1].cluster[0].overrides["bf16_tflops"] == 125
+
+
+def test_charts_show_every_option(view):
+    view.tabs.setCurrentIndex(1)
+    charts = view.charts
+    assert charts is not None
+    visible = [b for b in charts.bars if b.isVisible()]
+    assert len(visible) == 2
+    assert len(charts.value_points.data) == 2
+    assert any(c.isVisible() for c in charts.cost_curves)
+    assert len(charts.crossings.data) == 1
