@@ -114,7 +114,7 @@ def build_comparison(scenario: Scenario, catalogue, settings=None, calibrations=
         created=date.today().isoformat(),
         question=(scenario.report or {}).get("question") or scenario.name or "Which configuration?",
     )
-    comparison.cost_curves = _cost_curves(results)
+    comparison.cost_curves = cost_curves(results)
     comparison.value_points = _value_points(results)
     comparison.score_bars = _score_bars(rows, results)
     comparison.assumptions = _shared_assumptions(results)
@@ -374,7 +374,7 @@ def _sources(results: list[OptionResult], catalogue) -> list[dict]:
 
 
 # ----------------------------------------------------------------------------- chart series
-def _cost_curves(results: list[OptionResult]) -> dict:
+def cost_curves(results: list[OptionResult]) -> dict:
     """Cumulative cost over the lifetime of doing the same runs each month: owning each option
     against renting (its finance's rented alternative, or the rented options in the comparison)."""
     owned = [r for r in results if r.ok and r.inputs and not any(g.cloud for g in r.inputs.groups)

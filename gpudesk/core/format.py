@@ -65,3 +65,40 @@ def usd(value: float | None) -> str:
     if abs(value) >= 1:
         return f"${value:,.2f}"
     return f"${value:.3g}"
+
+
+def _scaled(value: float, steps: tuple[tuple[float, str], ...], digits: int) -> str:
+    """`value` in the largest unit it reaches, to `digits` significant figures (11.0 MW, 250 kW)."""
+    factor, unit = next(((f, u) for f, u in steps if abs(value) >= f), steps[-1])
+    scaled = value / factor
+    if abs(scaled) >= 10 ** digits:
+        return f"{scaled:,.0f} {unit}"
+    return f"{scaled:#.{digits}g}".rstrip(".") + f" {unit}"
+
+
+def power(watts: float | None, digits: int = 3) -> str:
+    """850 W, 10.9 kW, 11 MW."""
+    if watts is None:
+        return "n/a"
+    return _scaled(watts, ((1e9, "GW"), (1e6, "MW"), (1e3, "kW"), (1.0, "W")), digits)
+
+
+def energy(kwh: float | None, digits: int = 3) -> str:
+    """0.42 kWh, 315 kWh, 19.6 GWh."""
+    if kwh is None:
+        return "n/a"
+    return _scaled(kwh, ((1e9, "TWh"), (1e6, "GWh"), (1e3, "MWh"), (1.0, "kWh"), (1e-3, "Wh")), digits)
+
+
+def co2(kg: float | None, digits: int = 3) -> str:
+    """12 g, 3.4 kg, 7.5 kt of CO2e."""
+    if kg is None:
+        return "n/a"
+    return _scaled(kg, ((1e6, "kt"), (1e3, "t"), (1.0, "kg"), (1e-3, "g")), digits) + " CO2e"
+
+
+def flops(pflops: float | None, digits: int = 3) -> str:
+    """Dense peak compute from PFLOPS: 989 TFLOPS, 7.92 EFLOPS."""
+    if pflops is None:
+        return "n/a"
+    return _scaled(pflops, ((1e3, "EFLOPS"), (1.0, "PFLOPS"), (1e-3, "TFLOPS"), (1e-6, "GFLOPS")), digits)

@@ -187,7 +187,10 @@ def resolve_site(spec: dict, catalogue, problems: list[str], notes: list[str], s
                 pue=float(pue), electricity_usd_per_kwh=float(price))
 
 
-def resolve_finance(spec: dict, catalogue, where: str, problems: list[str], notes: list[str], settings=None) -> Finance:
+def resolve_finance(spec: dict, catalogue, where: str, problems: list[str], notes: list[str], settings=None,
+                    owned_devices: int = 0) -> Finance:
+    """Lifetime, utilisation and the rented alternative. Without `rent_instances`, the rented
+    alternative has as many accelerators as the cluster it is compared with (`owned_devices`)."""
     rent = None
     if spec.get("rent"):
         row = catalogue.get("cloud", spec["rent"])
@@ -195,7 +198,14 @@ def resolve_finance(spec: dict, catalogue, where: str, problems: list[str], note
             problems.append(f"{where}.rent: '{spec['rent']}' is not a cloud offering in the catalogue"
                             f"{_suggest(spec['rent'], [r['id'] for r in catalogue.items('cloud')])}")
         else:
-            rent = resolve_entry(ClusterEntry(cloud=spec["rent"], instances=spec.get("rent_instances", 1)), catalogue,
+            instances = spec.get("rent_instances")
+            if instances is None:
+                per_instance = row.get("accelerator_count") or 1
+                instances = max(1, -(-owned_devices // per_instance))
+                if instances > 1:
+                    notes.append(f"Renting instead: {instances:,} × {row.get('instance_type', spec['rent'])}, as many "
+                                 "accelerators as the cluster (set finance.rent_instances to change).")
+            rent = resolve_entry(ClusterEntry(cloud=spec["rent"], instances=instances), catalogue,
                                  f"{where}.rent", problems, notes)
     return Finance(
         rent=rent,
@@ -219,7 +229,9 @@ def resolve_option(scenario: Scenario, option: Option, catalogue, where: str = "
     if not option.cluster:
         problems.append(f"{where}: empty (name at least one accelerator, system or cloud offering)")
     site = resolve_site(scenario.site, catalogue, problems, notes, settings)
-    finance = resolve_finance({**scenario.finance, **option.finance}, catalogue, "finance", problems, notes, settings)
+    owned = sum(g.per_node * g.nodes for g in groups)
+    finance = resolve_finance({**scenario.finance, **option.finance}, catalogue, "finance", problems, notes, settings,
+                              owned_devices=owned)
     if problems:
         raise ResolveError(problems)
     return Resolved(EstimateInput(workload, tuple(groups), site, finance, calibrations), notes, option.name)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from gpudesk.core.estimate.types import Estimate, Range
-from gpudesk.core.format import duration, si, usd
+from gpudesk.core.format import co2, duration, energy, flops, power, si, usd
 
 
 def rng(r: Range | None, fmt, sep: str = " – ") -> str:
@@ -22,7 +22,7 @@ def format_estimate(scenario, est: Estimate) -> str:
     w = est.workload
     if w is not None:
         lines.append(f"Workload: {w.kind} · {w.params / 1e9:.3g}B parameters · {w.precision}")
-    lines.append(f"Devices: {est.devices}  ·  peak {est.peak_pflops:.3g} PFLOPS dense {est.precision_used.upper()}")
+    lines.append(f"Devices: {est.devices:,}  ·  peak {flops(est.peak_pflops)} dense {est.precision_used.upper()}")
     lines.append("")
     if not est.feasible:
         lines.append("NOT FEASIBLE")
@@ -47,12 +47,12 @@ def format_estimate(scenario, est: Estimate) -> str:
                 lines.append(f"Time to train      {rng(est.time_s, duration)}")
             if est.slowest_link:
                 lines.append(f"Slowest link       {est.slowest_link} ({est.comm_share.likely:.0%} of each step)")
-        lines.append(f"Power (with PUE)   {rng(est.power_w, lambda v: f'{v / 1000:,.2f} kW')}")
+        lines.append(f"Power (with PUE)   {rng(est.power_w, power)}")
         if est.energy_kwh is not None:
-            lines.append(f"Energy per run     {rng(est.energy_kwh, lambda v: f'{v:,.3g} kWh')}")
-            lines.append(f"CO2 per run        {rng(est.co2_kg, lambda v: f'{v:,.3g} kg')}")
+            lines.append(f"Energy per run     {rng(est.energy_kwh, energy)}")
+            lines.append(f"CO2 per run        {rng(est.co2_kg, co2)}")
         if est.energy_kwh_per_year:
-            lines.append(f"Per year           {est.energy_kwh_per_year:,.0f} kWh, {est.co2_kg_per_year:,.0f} kg CO2e")
+            lines.append(f"Per year           {energy(est.energy_kwh_per_year)}, {co2(est.co2_kg_per_year)}")
         c = est.cost
         if c.cloud_usd_per_run is not None:
             lines.append(f"Cloud cost / run   {rng(c.cloud_usd_per_run, usd)}  ({c.rent_label})")

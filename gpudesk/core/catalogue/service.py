@@ -43,6 +43,7 @@ class Catalogue:
     data_dir: Path
     _sessions: sessionmaker = field(init=False, repr=False)
     _cache: dict[str, list[dict]] = field(default_factory=dict, init=False, repr=False)
+    _indexes: dict[str, tuple[list[dict], dict[str, dict]]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
@@ -93,7 +94,12 @@ class Catalogue:
         return self._cache[kind]
 
     def index(self, kind: str) -> dict[str, dict]:
-        return {r["id"]: r for r in self.items(kind)}
+        records = self.items(kind)
+        cached = self._indexes.get(kind)
+        if cached is None or cached[0] is not records:
+            cached = (records, {r["id"]: r for r in records})
+            self._indexes[kind] = cached
+        return cached[1]
 
     def get(self, kind: str, item_id: str) -> dict | None:
         return self.index(kind).get(item_id)

@@ -41,6 +41,12 @@ def training_peak(device: Device, precision: str, case: int) -> Peak | None:
     elif used == "tf32" and not peaks.get("tf32") and peaks.get("fp32"):
         used, note = "fp32", f"{device.name} has no TF32 figure: FP32 used"
     peak = peaks.get(used)
+    if not peak and peaks.get("fp32") and precision in ("tf32", "fp16", "bf16", "fp8"):
+        # no published tensor figure: the vector FP32 rate is a floor the device certainly reaches
+        used = "fp32"
+        peak = peaks["fp32"]
+        note = (f"{device.name} has no published {precision.upper()} tensor figure: its FP32 rate "
+                f"({peak:g} TFLOPS) is used, which understates tensor-core training; give the figure as an override")
     if not peak:
         return None
     if used == "fp8":

@@ -56,6 +56,12 @@ class LineChart:
 
 
 @dataclass
+class Figure:
+    path: str  # an SVG (drawn as vectors) or a PNG
+    caption: str = ""
+
+
+@dataclass
 class Bullets:
     items: list[str]
 
@@ -121,7 +127,8 @@ def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
     report = Report(
         title="Compute procurement comparison",
         question=comp.question,
-        subtitle=f"{len(comp.results)} configurations compared for {what}.",
+        subtitle=(f"{len(comp.results)} configurations compared for {what}." if len(comp.results) != 1
+              else f"Estimated for {what}."),
         date=comp.created,
         catalogue_version=comp.catalogue_version,
         author=author,

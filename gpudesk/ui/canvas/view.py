@@ -1,14 +1,802 @@
-"""The Cluster view (placeholder until its issue lands)."""
+"""The build-your-cluster view: a palette, the canvas (QGraphicsView over the graph's scene), the
+properties of the selection and the live estimates. Every edit is a command on an undo stack; the
+window's modified flag is the stack's clean state; unsaved work is autosaved and recovered."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+import json
+import logging
+import time
+from pathlib import Path
 
-from gpudesk.ui.widgets.notyet import NotYetPage
+from PySide6.QtCore import QMimeData, QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QImage, QKeySequence, QPainter, QUndoCommand, QUndoStack
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFrame,
+    QGraphicsView,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QScrollArea,
+    QSplitter,
+    QToolBar,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpudesk.core import paths
+from gpudesk.core.cluster.commands import AddItems, Command, MoveNodes, RemoveItems, SetLink, SetNode
+from gpudesk.core.cluster.convert import (
+    GraphAnalysis,
+    graph_for_scenario,
+    make_node,
+    node_caption,
+    palette_items,
+    scenario_with_canvas,
+)
+from gpudesk.core.cluster.model import ClusterGraph, Link, Node
+from gpudesk.core.fileio import atomic_write_text
+from gpudesk.core.scenario import Option, ScenarioError, load_scenario, parse_scenario, save_scenario
+from gpudesk.ui.canvas.items import LOD_DETAIL, NODE_H, NODE_W, LinkItem, NodeItem
+from gpudesk.ui.canvas.panels import MIME, EstimatesPanel, Palette, PropertiesPanel
+from gpudesk.ui.canvas.scene import ClusterScene
+
+log = logging.getLogger(__name__)
+
+AUTOSAVE_NAME = "cluster-autosave.json"
+CLIPBOARD_MIME = "application/x-gpudesk-canvas"
+FRAME_MS = 16.7  # one frame at 60 Hz
+SETTLE_MS = 180
+MAX_EXPORT_PX = 8000  # longest side of an exported PNG  # full quality again this long after the last pan or zoom
+DEFAULT_BASE = {"gpudesk_scenario": 1, "name": "My cluster", "workload": {"preset": "nanochat-d20", "kind": "train"},
+                "site": {}, "finance": {}}
 
 
-class ClusterView(NotYetPage):
+class GraphCommand(QUndoCommand):
+    """A flat QUndoCommand around a pure-Python command (no parent/child trees: PySide6 crashes on them)."""
+
+    def __init__(self, command: Command, graph: ClusterGraph):
+        super().__init__(command.text)
+        self.command = command
+        self.graph = graph
+
+    def redo(self) -> None:
+        self.command.redo(self.graph)
+
+    def undo(self) -> None:
+        self.command.undo(self.graph)
+
+    def id(self) -> int:
+        key = self.command.merge_key()
+        return -1 if key is None else (hash(key) & 0x7FFFFFFF)
+
+    def mergeWith(self, other) -> bool:  # noqa: N802 - Qt override
+        if not isinstance(other, GraphCommand) or other.command.merge_key() != self.command.merge_key():
+            return False
+        return self.command.merge(other.command)
+
+
+class CanvasView(QGraphicsView):
+    """Zoom with the wheel, pan with the middle button (or Space + drag), rubber-band selection."""
+
+    dropped = Signal(str, str, QPointF)
+
+    def __init__(self, scene, parent=None):
+        super().__init__(scene, parent)
+        self.setObjectName("clusterCanvas")
+        self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
+        self.setOptimizationFlags(QGraphicsView.OptimizationFlag.DontSavePainterState)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setAcceptDrops(True)
+        self._panning = None
+        self._space = False
+        # Interactive quality: when a full-quality frame is slow (thousands of long antialiased
+        # links), pans and zooms draw links without antialiasing and the view settles back to full
+        # quality once the user pauses.
+        self.last_paint_ms = 0.0
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(SETTLE_MS)
+        self._settle.timeout.connect(self._settled)
+        self._detailed = True
+
+    def paintEvent(self, event) -> None:
+        start = time.perf_counter()
+        self._detail_changed()  # the transform may have changed without zoom() (fitInView, resetTransform)
+        super().paintEvent(event)
+        self.last_paint_ms = (time.perf_counter() - start) * 1000
+
+    def _interacting(self) -> None:
+        scene = self.scene()
+        if scene is None:
+            return
+        if self.last_paint_ms > FRAME_MS:
+            scene.fast = True
+        if scene.fast:
+            self._settle.start()
+
+    def _settled(self) -> None:
+        scene = self.scene()
+        if scene is not None and scene.fast:
+            scene.fast = False
+            self.viewport().update()
+
+    def scrollContentsBy(self, dx: int, dy: int) -> None:
+        self._interacting()
+        super().scrollContentsBy(dx, dy)
+
+    def wheelEvent(self, event) -> None:
+        factor = 1.15 if event.angleDelta().y() > 0 else 1 / 1.15
+        self.zoom(factor)
+
+    def zoom(self, factor: float) -> None:
+        scale = self.transform().m11() * factor
+        if 0.05 <= scale <= 4.0:
+            self._interacting()
+            self.scale(factor, factor)
+            self._detail_changed()
+
+    def _detail_changed(self) -> None:
+        """Far out, the scene draws the cluster as one overview of boxes and lines."""
+        detailed = self.transform().m11() >= LOD_DETAIL
+        if detailed != self._detailed:
+            self._detailed = detailed
+            self.scene().set_overview(not detailed)
+
+    def fit(self) -> None:
+        rect = self.scene().itemsBoundingRect()
+        if rect.isNull():
+            rect = QRectF(-200, -150, 400, 300)
+        self.fitInView(rect.adjusted(-60, -60, 60, 60), Qt.AspectRatioMode.KeepAspectRatio)
+        if self.transform().m11() > 1.25:
+            self.resetTransform()
+            self.scale(1.25, 1.25)
+            self.centerOn(rect.center())
+        self._detail_changed()
+
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.MiddleButton or (self._space and event.button() == Qt.MouseButton.LeftButton):
+            self._panning = event.position()
+            self.setCursor(Qt.CursorShape.ClosedHandCursor)
+            event.accept()
+            return
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event) -> None:
+        if self._panning is not None:
+            delta = event.position() - self._panning
+            self._panning = event.position()
+            self.horizontalScrollBar().setValue(int(self.horizontalScrollBar().value() - delta.x()))
+            self.verticalScrollBar().setValue(int(self.verticalScrollBar().value() - delta.y()))
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event) -> None:
+        if self._panning is not None:
+            self._panning = None
+            self.unsetCursor()
+            event.accept()
+            return
+        super().mouseReleaseEvent(event)
+
+    def keyPressEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space = True
+            self.setCursor(Qt.CursorShape.OpenHandCursor)
+        super().keyPressEvent(event)
+
+    def keyReleaseEvent(self, event) -> None:
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space = False
+            self.unsetCursor()
+        super().keyReleaseEvent(event)
+
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasFormat(MIME):
+            event.acceptProposedAction()
+
+    def dragMoveEvent(self, event) -> None:
+        if event.mimeData().hasFormat(MIME):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        data = bytes(event.mimeData().data(MIME)).decode()
+        kind, _, item = data.partition(":")
+        self.dropped.emit(kind, item, self.mapToScene(event.position().toPoint()))
+        event.acceptProposedAction()
+
+
+class ClusterView(QWidget):
+    status_message = Signal(str)
+    modified_changed = Signal(bool)
     open_requested = Signal(str, str)
 
     def __init__(self, parent=None):
-        super().__init__("Cluster", "Draw a cluster from catalogue items and links and watch throughput, power, CO2, cost and break-even change as you edit.", parent)
+        super().__init__(parent)
+        self.catalogue = None
+        self.graph = ClusterGraph()
+        self.analysis = GraphAnalysis(self.graph, None)
+        self.base: dict = json.loads(json.dumps(DEFAULT_BASE))
+        self.path: Path | None = None
+        self.estimate = None
+        self.problems = []
+        self.last_update_ms = 0.0
+        self._session = 0
+        self.undo_stack = QUndoStack(self)
+        self.undo_stack.cleanChanged.connect(self._clean_changed)
+        self.ask_recover = self._ask_recover  # tests replace it
+        self.scene = ClusterScene(self.graph, self._describe)
+        self.scene.link_info = self._link_info
+        self.canvas = CanvasView(self.scene)
+        self.palette = Palette()
+        self.properties = PropertiesPanel()
+        self.panel = EstimatesPanel()
+
+        self.timer = QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(60)
+        self.timer.timeout.connect(self.update_estimate)
+        self.autosave_timer = QTimer(self)
+        self.autosave_timer.setInterval(15000)
+        self.autosave_timer.timeout.connect(self.autosave)
+        self.autosave_timer.start()
+
+        for event in ClusterGraph.EVENTS:
+            self.graph.subscribe(event, self._graph_changed)
+        self.scene.nodes_moved.connect(lambda moves: self.push(MoveNodes(moves)))
+        self.scene.link_requested.connect(self.connect_nodes)
+        self.scene.selectionChanged.connect(self._selection_changed)
+        self.canvas.dropped.connect(lambda kind, item, pos: self.add_item(kind, item, pos))
+        self.palette.tree.add_requested.connect(lambda kind, item: self.add_item(kind, item))
+        self.properties.node_edited.connect(self._node_edited)
+        self.properties.link_edited.connect(self._link_edited)
+        self.properties.edit_finished.connect(self._end_session)
+        self.panel.workload_chosen.connect(self._workload_chosen)
+        self.panel.rent_chosen.connect(self._rent_chosen)
+
+        title = QLabel("Cluster")
+        title.setObjectName("pageTitle")
+        self.subtitle = QLabel("Draw a cluster from catalogue items; the estimates follow every edit.")
+        self.subtitle.setObjectName("pageSubtitle")
+        toolbar = self._toolbar()
+        panel_scroll = QScrollArea()
+        panel_scroll.setWidgetResizable(True)
+        panel_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        panel_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        panel_scroll.setWidget(self.panel)
+        side = QSplitter(Qt.Orientation.Vertical)
+        side.addWidget(self.properties)
+        side.addWidget(panel_scroll)
+        side.setStretchFactor(1, 3)
+        side.setSizes([250, 560])
+        main = QSplitter(Qt.Orientation.Horizontal)
+        main.addWidget(self.palette)
+        main.addWidget(self.canvas)
+        main.addWidget(side)
+        main.setStretchFactor(1, 1)
+        main.setSizes([230, 760, 370])
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 10)
+        layout.setSpacing(6)
+        head = QHBoxLayout()
+        titles = QVBoxLayout()
+        titles.setSpacing(0)
+        titles.addWidget(title)
+        titles.addWidget(self.subtitle)
+        head.addLayout(titles, 1)
+        layout.addLayout(head)
+        layout.addWidget(toolbar)
+        layout.addWidget(main, 1)
+        self.setEnabled(False)
+
+    # ------------------------------------------------------------------ set-up
+    def _clean_changed(self, clean: bool) -> None:
+        self.modified_changed.emit(not clean)
+
+    def _toolbar(self) -> QToolBar:
+        bar = QToolBar()
+        bar.setIconSize(QSize(16, 16))
+        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+
+        def act(text, slot, shortcut=None, tip=""):
+            action = QAction(text, self)
+            if shortcut is not None:
+                action.setShortcut(shortcut)
+                action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            action.setToolTip(tip or text)
+            action.triggered.connect(slot)
+            bar.addAction(action)
+            self.addAction(action)
+            return action
+
+        self.undo_action = self.undo_stack.createUndoAction(self, "Undo")
+        self.redo_action = self.undo_stack.createRedoAction(self, "Redo")
+        bar.addAction(self.undo_action)
+        bar.addAction(self.redo_action)
+        bar.addSeparator()
+        act("Delete", self.delete_selection, QKeySequence.StandardKey.Delete, "Delete the selected nodes and links")
+        act("Copy", self.copy_selection, QKeySequence.StandardKey.Copy)
+        act("Paste", self.paste, QKeySequence.StandardKey.Paste)
+        bar.addSeparator()
+        act("Fit", self.canvas.fit, QKeySequence("F"), "Fit the cluster in view")
+        act("Zoom in", lambda: self.canvas.zoom(1.25), QKeySequence.StandardKey.ZoomIn)
+        act("Zoom out", lambda: self.canvas.zoom(0.8), QKeySequence.StandardKey.ZoomOut)
+        self.snap_action = act("Snap to grid", lambda on: self.scene.set_snap(on))
+        self.snap_action.setCheckable(True)
+        self.snap_action.setChecked(True)
+        bar.addSeparator()
+        act("Export PNG…", lambda: self.export_image(fmt="png"))
+        act("Export SVG…", lambda: self.export_image(fmt="svg"))
+        act("PDF report…", self.export_pdf)
+        return bar
+
+    def set_catalogue(self, catalogue) -> None:
+        self.catalogue = catalogue
+        self.analysis.reset(catalogue)
+        self.palette.tree.set_items(palette_items(catalogue))
+        self.properties.set_links(catalogue.items("interconnects"))
+        self.panel.set_choices(catalogue.presets(), catalogue.items("cloud"))
+        self.setEnabled(True)
+        if not self.check_recovery() and not self.graph.nodes:
+            self.load_example()
+        self._sync_panel_choices()
+        self.schedule()
+
+    def load_example(self) -> None:
+        """A first cluster to start from: one DGX H100 (nanochat's 8×H100 node)."""
+        self.graph.clear()
+        node = make_node(self.graph, self.catalogue, "system", "dgx-h100", 0, 0)
+        self.graph.add_node(node)
+        self.base = json.loads(json.dumps(DEFAULT_BASE))
+        self.base["finance"] = {"rent": "aws-p5.48xlarge"}
+        self.undo_stack.clear()
+        QTimer.singleShot(0, self.canvas.fit)
+
+    # ------------------------------------------------------------------ editing (all through commands)
+    def push(self, command: Command) -> None:
+        self.undo_stack.push(GraphCommand(command, self.graph))
+
+    def add_item(self, kind: str, item: str, pos: QPointF | None = None) -> Node:
+        if pos is None:
+            centre = self.canvas.mapToScene(self.canvas.viewport().rect().center())
+            pos = centre + QPointF(len(self.graph.nodes) % 5 * 24, len(self.graph.nodes) % 5 * 24)
+        node = make_node(self.graph, self.catalogue, kind, item, pos.x() - NODE_W / 2, pos.y() - NODE_H / 2)
+        node.x, node.y = round(node.x / 20) * 20, round(node.y / 20) * 20
+        self.push(AddItems([node]))
+        self.scene.select_ids([node.id])
+        return self.graph.nodes[node.id]
+
+    def connect_nodes(self, source_id: str, target_id: str, kind: str | None = None, count: int | None = None) -> Link | None:
+        if any({lk.source, lk.target} == {source_id, target_id} for lk in self.graph.links.values()):
+            self.status_message.emit("These nodes are already linked")
+            return None
+        kind = kind or self._default_link(source_id, target_id)
+        link = Link(self.graph.new_id("l"), source_id, target_id, kind, count or self._default_ports(source_id))
+        self.push(AddItems([], [link], "Connect"))
+        return self.graph.links[link.id]
+
+    def delete_selection(self) -> None:
+        nodes, links = self.scene.selected_ids()
+        if nodes or links:
+            self.push(RemoveItems(nodes, links))
+
+    def copy_selection(self) -> None:
+        nodes, _links = self.scene.selected_ids()
+        if not nodes:
+            return
+        chosen = set(nodes)
+        data = {"nodes": [self.graph.nodes[i].to_dict() for i in nodes],
+                "links": [lk.to_dict() for lk in self.graph.links.values() if lk.source in chosen and lk.target in chosen]}
+        mime = QMimeData()
+        mime.setData(CLIPBOARD_MIME, json.dumps(data).encode())
+        mime.setText(json.dumps(data, indent=1))
+        QGuiApplication.clipboard().setMimeData(mime)
+        self.status_message.emit(f"Copied {len(nodes)} node(s)")
+
+    def paste(self) -> None:
+        mime = QGuiApplication.clipboard().mimeData()
+        if mime is None or not mime.hasFormat(CLIPBOARD_MIME):
+            return
+        try:
+            data = json.loads(bytes(mime.data(CLIPBOARD_MIME)).decode())
+            scratch = ClusterGraph()
+            scratch.load_dict(data)
+        except (ValueError, UnicodeDecodeError) as exc:
+            self.status_message.emit(f"Nothing to paste: {exc}")
+            return
+        ids = {}
+        nodes = []
+        for node in scratch.nodes.values():
+            ids[node.id] = self.graph.new_id("n")
+            nodes.append(node.copy(id=ids[node.id], x=node.x + 40, y=node.y + 40))
+        links = []
+        for link in scratch.links.values():
+            links.append(Link(self.graph.new_id("l"), ids[link.source], ids[link.target], link.kind, link.count))
+        self.push(AddItems(nodes, links, f"Paste {len(nodes)} node(s)"))
+        self.scene.select_ids([n.id for n in nodes])
+
+    def set_node(self, node_id: str, values: dict, ongoing: bool = False) -> None:
+        node = self.graph.nodes.get(node_id)
+        if node is None or all(getattr(node, k) == v for k, v in values.items()):
+            return
+        self.push(SetNode(node_id, values, session=self._session if ongoing else None, label=node.label))
+
+    def _node_edited(self, node_id: str, values: dict, ongoing: bool) -> None:
+        self.set_node(node_id, values, ongoing)
+
+    def _link_edited(self, link_id: str, values: dict, ongoing: bool) -> None:
+        link = self.graph.links.get(link_id)
+        if link is None or all(getattr(link, k) == v for k, v in values.items()):
+            return
+        self.push(SetLink(link_id, values, session=self._session if ongoing else None))
+
+    def _end_session(self) -> None:
+        self._session += 1
+
+    # ------------------------------------------------------------------ estimates
+    def _graph_changed(self, *_args) -> None:
+        self.schedule()
+        self._refresh_properties()
+
+    def schedule(self) -> None:
+        self.timer.start()
+
+    def current_scenario(self, with_canvas: bool = True):
+        if with_canvas:
+            return scenario_with_canvas(self.graph, self.catalogue, self.base)
+        doc = {k: v for k, v in self.base.items() if k not in ("cluster", "compare", "canvas")}
+        doc["gpudesk_scenario"] = 1
+        doc["cluster"] = [e.to_dict() for e in self.analysis.entries()]
+        return parse_scenario(doc, "the cluster canvas")
+
+    def update_estimate(self) -> None:
+        """Estimate the drawn cluster; problems are shown on the canvas."""
+        if self.catalogue is None:
+            return
+        from gpudesk.core.compare import OptionResult, cost_curves
+        from gpudesk.core.estimate.engine import estimate
+        from gpudesk.core.resolve import ResolveError, resolve_option
+        from gpudesk.core.settings import load_settings
+
+        start = time.perf_counter()
+        problems = self.analysis.problems()
+        messages: dict[str, list[str]] = {}
+        for p in problems:
+            messages.setdefault(p.target, []).append(p.message)
+        est = None
+        machines = [n for n in self.graph.nodes.values() if n.kind != "switch"]
+        if machines:
+            try:
+                scenario = self.current_scenario(with_canvas=False)
+                option = Option(scenario.name or "cluster", scenario.cluster)
+                resolved = resolve_option(scenario, option, self.catalogue, "cluster", load_settings())
+                est = estimate(resolved.inputs)
+                est.assumptions[:0] = resolved.assumptions
+                curves = cost_curves([OptionResult("This cluster", option, est, resolved.inputs)])
+            except (ScenarioError, ResolveError, ValueError) as exc:
+                self.panel.status.setText(f"Cannot estimate: {exc}")
+                curves = {}
+            if est is not None and not est.memory.fits:
+                reason = est.reasons[0] if est.reasons else "the workload does not fit"
+                for node in machines:
+                    messages.setdefault(node.id, []).append(reason)
+        else:
+            curves = {}
+        self.estimate = est
+        self.problems = problems
+        self.scene.set_problems({k: "\n".join(v) for k, v in messages.items()})
+        self.last_update_ms = (time.perf_counter() - start) * 1000
+        self.panel.show_estimate(est, self.last_update_ms)
+        if est is None and not machines:
+            self.panel.status.setText("Add a machine from the palette to see estimates.")
+        if problems:
+            self.panel.status.setText(self.panel.status.text() + f"  {len(problems)} problem(s) marked on the canvas.")
+        self.panel.show_cost_curve(curves)
+
+    def _workload_chosen(self, preset_id: str) -> None:
+        if preset_id:
+            self.base["workload"] = {"preset": preset_id, "kind": next(
+                (p.get("workload", {}).get("kind", "train") for p in self.catalogue.presets() if p["id"] == preset_id), "train")}
+            self._mark_base_changed()
+
+    def _rent_chosen(self, offer_id: str) -> None:
+        finance = dict(self.base.get("finance") or {})
+        if offer_id:
+            finance["rent"] = offer_id
+        else:
+            finance.pop("rent", None)
+        self.base["finance"] = finance
+        self._mark_base_changed()
+
+    def _mark_base_changed(self) -> None:
+        # the workload and finance are part of the document but not of the graph's undo history
+        self.undo_stack.resetClean()
+        self.modified_changed.emit(True)
+        self.schedule()
+
+    def _sync_panel_choices(self) -> None:
+        w = self.base.get("workload", {})
+        label = "" if w.get("preset") else f"From file: {w.get('kind', 'train')} {float(w.get('params', 0)) / 1e9:.3g}B"
+        self.panel.select(w.get("preset"), (self.base.get("finance") or {}).get("rent"), label)
+
+    # ------------------------------------------------------------------ selection and captions
+    def _describe(self, node: Node) -> tuple[str, str]:
+        if self.catalogue is None:
+            return node.label or node.item, ""
+        return node.label or node.item, node_caption(node, self.catalogue)
+
+    def _link_info(self, link: Link) -> tuple[str, str]:
+        row = self.catalogue.get("interconnects", link.kind) if self.catalogue else None
+        name = (row or {}).get("name", link.kind)
+        short = name.split(" (")[0]
+        return (row or {}).get("family", "ethernet"), (f"{link.count} × {short}" if link.count > 1 else short)
+
+    def _selection_changed(self) -> None:
+        self._refresh_properties()
+
+    def _refresh_properties(self) -> None:
+        if self.catalogue is None:
+            return
+        try:
+            nodes, links = self.scene.selected_ids()
+        except RuntimeError:  # the scene is being torn down
+            return
+        if len(nodes) == 1 and not links and nodes[0] in self.graph.nodes:
+            node = self.graph.nodes[nodes[0]]
+            self.properties.show_node(node, node_caption(node, self.catalogue))
+        elif len(links) == 1 and not nodes and links[0] in self.graph.links:
+            link = self.graph.links[links[0]]
+            a, b = self.graph.nodes[link.source], self.graph.nodes[link.target]
+            self.properties.show_link(link, f"{a.label} ↔ {b.label}")
+        else:
+            self.properties.show_nothing()
+
+    def _default_link(self, source_id: str, target_id: str) -> str:
+        a, b = self.graph.nodes[source_id], self.graph.nodes[target_id]
+        for node in (a, b):
+            if node.kind == "switch":
+                return node.item
+        nics = [n.nic for n in (a, b) if n.nic]
+        if nics:
+            rates = {k: (self.catalogue.get("interconnects", k) or {}).get("unidirectional_gbs") or 0 for k in nics}
+            return min(nics, key=lambda k: rates[k])
+        return "eth-100g"
+
+    def _default_ports(self, node_id: str) -> int:
+        node = self.graph.nodes[node_id]
+        return node.nic_count or 1
+
+    # ------------------------------------------------------------------ files
+    def new_file(self) -> None:
+        if not self.maybe_close():
+            return
+        self.path = None
+        self.load_example()
+        self.undo_stack.clear()
+        self._sync_panel_choices()
+        self.schedule()
+
+    def open_file(self) -> None:
+        if not self.maybe_close():
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Open cluster", str(self._folder()), "gpudesk scenarios (*.json)")
+        if path:
+            self.open_path(path)
+
+    def open_path(self, path) -> bool:
+        try:
+            scenario = load_scenario(path)
+            graph_source = graph_for_scenario(scenario, self.catalogue)
+        except (ScenarioError, ValueError) as exc:
+            QMessageBox.warning(self, "Cannot open cluster", f"{path}: {exc}")
+            return False
+        self._load(scenario, graph_source)
+        self.path = Path(path)
+        self.undo_stack.clear()
+        self.undo_stack.setClean()
+        self.status_message.emit(f"Opened {Path(path).name}")
+        return True
+
+    def _load(self, scenario, graph_source: ClusterGraph) -> None:
+        self.base = {k: v for k, v in scenario.to_dict().items() if k not in ("cluster", "compare", "canvas")}
+        if scenario.compare and not scenario.cluster:
+            self.base["name"] = scenario.name
+        self.graph.load_dict(graph_source.to_dict())
+        self._sync_panel_choices()
+        QTimer.singleShot(0, self.canvas.fit)
+        self.schedule()
+
+    def save(self) -> bool:
+        if self.path is None:
+            return self.save_as()
+        return self._write(self.path)
+
+    def save_as(self) -> bool:
+        path, _ = QFileDialog.getSaveFileName(self, "Save cluster", str(self._folder() / "cluster.json"),
+                                              "gpudesk scenarios (*.json)")
+        return bool(path) and self._write(Path(path))
+
+    def _write(self, path: Path) -> bool:
+        try:
+            save_scenario(self.current_scenario(), path)
+        except (ScenarioError, OSError) as exc:
+            QMessageBox.warning(self, "Not saved", f"{path}: {exc}")
+            return False
+        self.path = Path(path)
+        self.undo_stack.setClean()
+        self.modified_changed.emit(False)
+        self.remove_autosave()
+        self.status_message.emit(f"Saved {Path(path).name}")
+        return True
+
+    def is_modified(self) -> bool:
+        return not self.undo_stack.isClean()
+
+    def document_title(self) -> str:
+        return self.path.name if self.path else ""
+
+    def maybe_close(self) -> bool:
+        if not self.is_modified():
+            self.remove_autosave()
+            return True
+        answer = QMessageBox.question(
+            self, "Unsaved cluster", "The cluster has unsaved changes. Save them?",
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel)
+        if answer == QMessageBox.StandardButton.Save:
+            return self.save()
+        if answer == QMessageBox.StandardButton.Discard:
+            self.remove_autosave()
+            return True
+        return False
+
+    def _folder(self) -> Path:
+        return self.path.parent if self.path else Path.home()
+
+    # ------------------------------------------------------------------ autosave and recovery
+    @staticmethod
+    def autosave_path() -> Path:
+        return paths.autosave_dir() / AUTOSAVE_NAME
+
+    def autosave(self) -> bool:
+        if self.catalogue is None or not self.is_modified():
+            return False
+        try:
+            payload = json.loads(self.current_scenario().to_json())
+            payload["notes"] = json.dumps({"autosaved_from": str(self.path) if self.path else "",
+                                           "autosaved_at": time.strftime("%Y-%m-%d %H:%M:%S")})
+            atomic_write_text(self.autosave_path(), json.dumps(payload, indent=1))
+            return True
+        except (ScenarioError, OSError) as exc:
+            log.warning("autosave failed: %s", exc)
+            return False
+
+    def remove_autosave(self) -> None:
+        try:
+            self.autosave_path().unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            log.warning("cannot remove the autosave: %s", exc)
+
+    def check_recovery(self) -> bool:
+        """After a crash: offer the autosaved cluster. Returns True when it was restored."""
+        path = self.autosave_path()
+        if not path.exists():
+            return False
+        try:
+            scenario = load_scenario(path)
+            graph_source = graph_for_scenario(scenario, self.catalogue)
+            meta = json.loads(scenario.notes or "{}")
+        except (ScenarioError, ValueError):
+            log.warning("the autosaved cluster cannot be read; it is kept at %s", path)
+            return False
+        if not self.ask_recover(meta.get("autosaved_at", "")):
+            self.remove_autosave()
+            return False
+        self._load(scenario, graph_source)
+        self.base.pop("notes", None)
+        self.path = Path(meta["autosaved_from"]) if meta.get("autosaved_from") else None
+        self.undo_stack.clear()
+        self.undo_stack.resetClean()  # recovered work is unsaved work
+        self.modified_changed.emit(True)
+        self.status_message.emit("Recovered the cluster you had not saved")
+        return True
+
+    def _ask_recover(self, when: str) -> bool:
+        answer = QMessageBox.question(self, "Recover unsaved cluster",
+                                      f"gpudesk closed before a cluster was saved (autosaved {when or 'recently'}). "
+                                      "Recover it?")
+        return answer == QMessageBox.StandardButton.Yes
+
+    # ------------------------------------------------------------------ export
+    def render_image(self, fmt: str, path: str | Path) -> Path:
+        """The whole canvas at full detail (never the zoomed-out overview), written atomically.
+        A PNG is drawn at twice the scene's size, capped at MAX_EXPORT_PX on its longer side."""
+        overview = self.scene.overview.isVisible()
+        self.scene.set_overview(False)
+        try:
+            return self._render_image(fmt, Path(path))
+        finally:
+            self.scene.set_overview(overview)
+
+    def _render_image(self, fmt: str, path: Path) -> Path:
+        rect = self.scene.itemsBoundingRect().adjusted(-30, -30, 30, 30)
+        if fmt == "svg":
+            from PySide6.QtSvg import QSvgGenerator
+
+            generator = QSvgGenerator()
+            tmp = path.with_name(f".{path.name}.tmp")
+            generator.setFileName(str(tmp))
+            generator.setSize(rect.size().toSize())
+            generator.setViewBox(QRectF(0, 0, rect.width(), rect.height()))
+            generator.setTitle(self.base.get("name") or "gpudesk cluster")
+            painter = QPainter(generator)
+            self.scene.render(painter, QRectF(0, 0, rect.width(), rect.height()), rect)
+            painter.end()
+            tmp.replace(path)
+        else:
+            scale = min(2.0, MAX_EXPORT_PX / max(rect.width(), rect.height(), 1.0))
+            image = QImage((rect.size() * scale).toSize(), QImage.Format.Format_ARGB32)
+            image.fill(Qt.GlobalColor.white)
+            painter = QPainter(image)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            self.scene.render(painter, QRectF(image.rect()), rect)
+            painter.end()
+            tmp = path.with_name(f".{path.name}.tmp.png")
+            if not image.save(str(tmp), "PNG"):
+                tmp.unlink(missing_ok=True)
+                raise OSError(f"could not write {path}")
+            tmp.replace(path)
+        return path
+
+    def export_image(self, fmt: str = "png", path: str | None = None) -> Path | None:
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, f"Export {fmt.upper()}", str(self._folder() / f"cluster.{fmt}"),
+                                                  f"{fmt.upper()} (*.{fmt})")
+            if not path:
+                return None
+        self.scene.clearSelection()
+        written = self.render_image(fmt, path)
+        self.status_message.emit(f"Wrote {written}")
+        return written
+
+    def export_pdf(self, path: str | None = None) -> Path | None:
+        """A procurement report of this cluster: the drawing, the estimates, assumptions and sources."""
+        if self.catalogue is None:
+            return None
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "PDF report", str(self._folder() / "cluster.pdf"), "PDF (*.pdf)")
+            if not path:
+                return None
+        import tempfile
+
+        from gpudesk.core.compare import build_comparison
+        from gpudesk.core.report.content import Figure, Section, comparison_report
+        from gpudesk.core.settings import load_settings
+        from gpudesk.ui.render.pdf import render_report_pdf
+
+        settings = load_settings()
+        scenario = self.current_scenario()
+        scenario.report = dict(scenario.report or {}, question=(scenario.report or {}).get("question")
+                               or f"Cluster design: {scenario.name or 'my cluster'}")
+        comparison = build_comparison(scenario, self.catalogue, settings)
+        report = comparison_report(comparison, settings.author, settings.organisation)
+        report.title = "Cluster design report"
+        with tempfile.TemporaryDirectory() as folder:
+            self.scene.clearSelection()
+            svg = self.render_image("svg", Path(folder) / "cluster.svg")
+            report.sections.insert(0, Section("The cluster", [Figure(str(svg), "The cluster as drawn in gpudesk.")]))
+            written = render_report_pdf(report, path, settings.page_size)
+        self.status_message.emit(f"Wrote {written}")
+        return written
+
+    def closeEvent(self, event) -> None:
+        self.autosave_timer.stop()
+        super().closeEvent(event)
+
+
+__all__ = ["ClusterView", "GraphCommand", "NodeItem", "LinkItem"]

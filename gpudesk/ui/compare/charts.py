@@ -9,25 +9,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from gpudesk.ui.widgets.plots import SIAxis
+
 PALETTE = ["#2f6fde", "#e8743b", "#19a979", "#945ecf", "#ed4a7b", "#13a4b4"]
-
-
-class SIAxis(pg.AxisItem):
-    """Tick labels as 1.5k, 20M, 3G rather than 2e+08."""
-
-    def tickStrings(self, values, scale, spacing):  # noqa: N802 - Qt/pyqtgraph naming
-        out = []
-        for v in values:
-            a = abs(v)
-            if a >= 1e9:
-                out.append(f"{v / 1e9:g}G")
-            elif a >= 1e6:
-                out.append(f"{v / 1e6:g}M")
-            elif a >= 1e3:
-                out.append(f"{v / 1e3:g}k")
-            else:
-                out.append(f"{v:g}")
-        return out
 
 
 def _brush(i: int) -> QColor:

@@ -30,7 +30,18 @@ from PySide6.QtGui import (
 )
 
 from gpudesk import APP_DISPLAY_NAME, __version__
-from gpudesk.core.report.content import BarChart, Bullets, LineChart, Paragraph, Report, ScatterChart, Section, SourceList, Table
+from gpudesk.core.report.content import (
+    BarChart,
+    Bullets,
+    Figure,
+    LineChart,
+    Paragraph,
+    Report,
+    ScatterChart,
+    Section,
+    SourceList,
+    Table,
+)
 from gpudesk.ui.render.charts import INK, MUTED, draw_chart
 
 PAGE_SIZES = {"A4": QPageSize.PageSizeId.A4, "Letter": QPageSize.PageSizeId.Letter}
@@ -211,6 +222,41 @@ class _Layout:
             self.y += caption_h + 8
         self.y += 10
 
+    def figure(self, block: Figure) -> None:
+        """An SVG drawn as vectors (or a PNG), scaled to the content width, at most half a page tall."""
+        path = block.path
+        if path.lower().endswith(".svg"):
+            from PySide6.QtSvg import QSvgRenderer
+
+            renderer = QSvgRenderer(path)
+            size = renderer.viewBoxF().size() if renderer.isValid() else QSizeF(4, 3)
+        else:
+            from PySide6.QtGui import QImage
+
+            image = QImage(path)
+            renderer = None
+            size = QSizeF(image.width(), image.height()) if not image.isNull() else QSizeF(4, 3)
+        scale = min(self.content_w / max(size.width(), 1), (self.bottom - MARGIN_TOP) * 0.55 / max(size.height(), 1))
+        w, h = size.width() * scale, size.height() * scale
+        self.ensure(h + 24)
+        rect = QRectF(self.left + (self.content_w - w) / 2, self.y, w, h)
+
+        def draw(p, rect=rect, renderer=renderer, path=path):
+            p.setPen(QPen(RULE, 0.6))
+            p.drawRect(rect.adjusted(-2, -2, 2, 2))
+            if renderer is not None:
+                renderer.render(p, rect)
+            else:
+                from PySide6.QtGui import QImage
+
+                p.drawImage(rect, QImage(path))
+
+        self.op(draw)
+        self.y += h + 8
+        if block.caption:
+            self.paragraph(Paragraph(block.caption, "note"))
+        self._keep = renderer  # the renderer must outlive the drawing
+
     def table(self, block: Table) -> None:
         n_opts = len(block.columns) - 1
         label_w = min(150.0, self.content_w * 0.3)
@@ -377,6 +423,8 @@ class _Layout:
                 self.bullets(block)
             elif isinstance(block, SourceList):
                 self.sources(block)
+            elif isinstance(block, Figure):
+                self.figure(block)
         self.y += 8
 
 

@@ -1,0 +1,393 @@
+"""Between the canvas graph and everything else: the scenario's cluster entries (what the engine
+estimates), the palette of catalogue items, node defaults and captions, and the problems the
+canvas shows (isolated nodes, links the hardware cannot drive)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpudesk.core.cluster.model import ClusterGraph, Link, Node
+from gpudesk.core.scenario import ClusterEntry, Scenario, parse_scenario
+
+SCALE_OUT_FAMILIES = ("infiniband", "ethernet")
+LINK_KINDS_FOR_LINKS = ("nvlink", "infiniband", "ethernet", "ici", "neuronlink", "infinity_fabric", "nvlink-c2c")
+
+
+@dataclass(frozen=True)
+class PaletteItem:
+    category: str
+    kind: str  # system | accelerator | cloud | switch
+    item: str
+    label: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    target: str  # node or link id
+    message: str
+    severity: str = "error"  # error | warning
+
+
+# ----------------------------------------------------------------------------- palette and nodes
+def palette_items(catalogue) -> list[PaletteItem]:
+    out = []
+    system_category = {"server": "Servers and systems", "board": "Servers and systems", "rack": "Servers and systems",
+                       "workstation": "Workstations and desktops", "desktop_ai": "Workstations and desktops",
+                       "laptop": "Workstations and desktops", "edge_kit": "Edge devices"}
+    accelerators = catalogue.index("accelerators")
+    for s in catalogue.items("systems"):
+        acc = accelerators.get(s["accelerator"], {})
+        out.append(PaletteItem(system_category.get(s.get("kind") or "", "Servers and systems"), "system", s["id"],
+                               s["name"], f"{s.get('accelerator_count') or 1} × {acc.get('name', s['accelerator'])}"))
+    for c in catalogue.items("cloud"):
+        acc = accelerators.get(c["accelerator"], {})
+        out.append(PaletteItem("Cloud instances", "cloud", c["id"], f"{c['provider']} {c['instance_type']}",
+                               f"{c.get('accelerator_count') or 1} × {acc.get('name', c['accelerator'])}, ${c['usd_per_hour']:,.2f}/h"))
+    for a in catalogue.items("accelerators"):
+        out.append(PaletteItem("Accelerators (build a node)", "accelerator", a["id"], a["name"],
+                               f"{a.get('vendor') or ''} · {a.get('memory_gb') or '?'} GB"))
+    for link in catalogue.items("interconnects"):
+        if link.get("family") in SCALE_OUT_FAMILIES:
+            out.append(PaletteItem("Switches", "switch", link["id"], f"{link['name']} switch",
+                                   f"{(link.get('unidirectional_gbs') or 0) * 8:,.0f} Gb/s ports"))
+    return out
+
+
+def make_node(graph: ClusterGraph, catalogue, kind: str, item: str, x: float = 0.0, y: float = 0.0) -> Node:
+    """A new node for a palette item, with sensible defaults from the catalogue."""
+    node_id = graph.new_id("n")
+    if kind == "system":
+        system = catalogue.get("systems", item) or {}
+        return Node(node_id, kind, item, label=system.get("name", item), nic=system.get("nic"),
+                    nic_count=system.get("nic_count"), x=x, y=y)
+    if kind == "cloud":
+        offer = catalogue.get("cloud", item) or {}
+        return Node(node_id, kind, item, label=f"{offer.get('provider', '')} {offer.get('instance_type', item)}".strip(),
+                    nic=offer.get("inter_link"), x=x, y=y)
+    if kind == "switch":
+        link = catalogue.get("interconnects", item) or {}
+        return Node(node_id, kind, item, label=f"{link.get('name', item)} switch", x=x, y=y)
+    acc = catalogue.get("accelerators", item) or {}
+    datacenter = (acc.get("device_class") == "datacenter" and (acc.get("form_factor") or "").upper().startswith(("SXM", "OAM")))
+    return Node(node_id, "accelerator", item, label=acc.get("name", item), per_node=8 if datacenter else 1, x=x, y=y)
+
+
+def node_devices(node: Node, catalogue) -> tuple[str, int]:
+    """(accelerator id, accelerators per machine) of a node; ('', 0) for a switch."""
+    if node.kind == "switch":
+        return "", 0
+    if node.kind == "system":
+        system = catalogue.get("systems", node.item) or {}
+        return system.get("accelerator", ""), node.per_node or system.get("accelerator_count") or 1
+    if node.kind == "cloud":
+        offer = catalogue.get("cloud", node.item) or {}
+        return offer.get("accelerator", ""), offer.get("accelerator_count") or 1
+    return node.item, node.per_node or 1
+
+
+def node_caption(node: Node, catalogue) -> str:
+    if node.kind == "switch":
+        link = catalogue.get("interconnects", node.item) or {}
+        rate = (link.get("unidirectional_gbs") or 0) * 8
+        return f"{rate:,.0f} Gb/s ports" if rate else "switch"
+    acc_id, per = node_devices(node, catalogue)
+    acc = catalogue.get("accelerators", acc_id) or {}
+    name = acc.get("name", acc_id)
+    machines = "instance" if node.kind == "cloud" else "machine"
+    each = f"{per} × {name}" if per > 1 else name
+    return f"{each} per {machines}" if node.count > 1 else each
+
+
+# ----------------------------------------------------------------------------- graph -> cluster
+def _rate(catalogue, link_id: str | None) -> float:
+    row = catalogue.get("interconnects", link_id) if link_id else None
+    if not row:
+        return 0.0
+    return row.get("unidirectional_gbs") or (row.get("bidirectional_gbs") or 0) / 2
+
+
+def node_network(graph: ClusterGraph, node: Node, catalogue) -> tuple[str | None, int | None]:
+    """The link type (and ports per machine) that joins this node's machines to the rest: the
+    slowest of its NIC setting and the links that touch it, directly or through a switch."""
+    interconnects = catalogue.index("interconnects")
+    candidates: list[tuple[float, str, int | None]] = []
+    if node.nic:
+        candidates.append((_rate(catalogue, node.nic), node.nic, node.nic_count))
+    for link in graph.links_of(node.id):
+        row = interconnects.get(link.kind) or {}
+        if row.get("family") in ("pcie",):
+            continue
+        candidates.append((_rate(catalogue, link.kind), link.kind, link.count if link.count > 1 else node.nic_count))
+    if not candidates:
+        return None, node.nic_count
+    rate, link_id, count = min(candidates, key=lambda c: c[0])
+    return link_id, count
+
+
+def graph_entries(graph: ClusterGraph, catalogue) -> list[ClusterEntry]:
+    """The scenario's cluster: one entry per kind of machine (identical nodes merged)."""
+    return _merge_entries(graph, lambda node: node_network(graph, node, catalogue))
+
+
+def _merge_entries(graph: ClusterGraph, network) -> list[ClusterEntry]:
+    merged: dict[tuple, ClusterEntry] = {}
+    for node in graph.nodes.values():
+        if node.kind == "switch":
+            continue
+        inter, nic_count = network(node)
+        overrides = tuple(sorted(node.overrides.items())) if node.overrides else ()
+        if node.kind == "cloud":
+            key = ("cloud", node.item, inter, nic_count, overrides)
+        else:
+            key = ("item", node.item, node.per_node, node.intra, inter, nic_count, node.overhead_w, overrides)
+        existing = merged.get(key)
+        if existing is not None:
+            if node.kind == "cloud":
+                existing.instances += node.count
+            else:
+                existing.nodes += node.count
+            existing.label = ""
+        elif node.kind == "cloud":
+            merged[key] = ClusterEntry(cloud=node.item, instances=node.count, inter=inter, nic_count=nic_count,
+                                       overrides=dict(node.overrides), label=node.label)
+        else:
+            merged[key] = ClusterEntry(item=node.item, per_node=node.per_node, nodes=node.count, intra=node.intra,
+                                       inter=inter, nic_count=nic_count, node_overhead_w=node.overhead_w,
+                                       overrides=dict(node.overrides), label=node.label)
+    return list(merged.values())
+
+
+def graph_from_entries(entries: list[ClusterEntry], catalogue) -> ClusterGraph:
+    """A canvas for a scenario that has none: one node per entry, joined by a switch of the
+    network they use when there are several machines."""
+    graph = ClusterGraph()
+    nodes = []
+    for i, e in enumerate(entries):
+        kind = "cloud" if e.cloud else ("system" if catalogue.get("systems", e.item) else "accelerator")
+        node = Node(graph.new_id("n"), kind, e.cloud or e.item, label=e.label or "", count=e.instances if e.cloud else e.nodes,
+                    per_node=None if kind != "accelerator" else e.per_node, intra=e.intra, nic=e.inter,
+                    nic_count=e.nic_count, overhead_w=e.node_overhead_w, overrides=dict(e.overrides),
+                    x=(i % 4) * 260.0, y=(i // 4) * 170.0 + 180.0)
+        if not node.label:
+            node.label = make_node(ClusterGraph(), catalogue, kind, node.item).label
+        graph.add_node(node)
+        nodes.append(node)
+    networks = [n.nic for n in nodes if n.nic]
+    if len(nodes) > 1 and networks:
+        slowest = min(networks, key=lambda lk: _rate(catalogue, lk))
+        switch = Node(graph.new_id("s"), "switch", slowest, label=f"{(catalogue.get('interconnects', slowest) or {}).get('name', slowest)} switch",
+                      x=(min(len(nodes), 4) - 1) * 130.0, y=0.0)
+        graph.add_node(switch)
+        for node in nodes:
+            graph.add_link(Link(graph.new_id("l"), node.id, switch.id, node.nic or slowest, node.nic_count or 1))
+    return graph
+
+
+def scenario_with_canvas(graph: ClusterGraph, catalogue, base: dict) -> Scenario:
+    """A scenario document (workload, site, finance from `base`) whose cluster is the canvas."""
+    doc = {k: v for k, v in base.items() if k not in ("cluster", "compare", "canvas")}
+    doc["gpudesk_scenario"] = 1
+    doc["cluster"] = [e.to_dict() for e in graph_entries(graph, catalogue)]
+    doc["canvas"] = graph.to_dict()
+    return parse_scenario(doc, "the cluster canvas")
+
+
+def graph_for_scenario(scenario: Scenario, catalogue) -> ClusterGraph:
+    if scenario.canvas:
+        graph = ClusterGraph()
+        graph.load_dict(scenario.canvas)
+        return graph
+    return graph_from_entries(scenario.cluster, catalogue)
+
+
+# ----------------------------------------------------------------------------- problems
+def graph_problems(graph: ClusterGraph, catalogue) -> list[Problem]:
+    # a fat tree repeats the same few kinds of link and node many times: check each kind once
+    seen: dict[tuple, list[str]] = {}
+
+    def link_messages(link: Link) -> list[str]:
+        key = ("link", link.kind, _signature(graph.nodes[link.source]), _signature(graph.nodes[link.target]))
+        if key not in seen:
+            seen[key] = [p.message for p in _link_problems(graph, link, catalogue)]
+        return seen[key]
+
+    def nic_messages(node: Node) -> list[str]:
+        key = ("nic", node.nic, _signature(node))
+        if key not in seen:
+            seen[key] = [p.message for p in _nic_problems(node, node.nic, node.id, catalogue)]
+        return seen[key]
+
+    return _collect_problems(graph, link_messages, nic_messages)
+
+
+def _collect_problems(graph: ClusterGraph, link_messages, nic_messages) -> list[Problem]:
+    problems: list[Problem] = []
+    # isolated nodes and separate islands
+    if len(graph.nodes) > 1:
+        components = _components(graph)
+        main = max(components, key=lambda c: (sum(graph.nodes[i].kind != "switch" for i in c), len(c)))
+        for component in components:
+            if component is main:
+                continue
+            for node_id in component:
+                node = graph.nodes[node_id]
+                what = "switch" if node.kind == "switch" else "node"
+                problems.append(Problem(node_id, f"{node.label or node.item}: this {what} has no link to the rest of the "
+                                                 "cluster, so it cannot take part in the same job."))
+    for link in graph.links.values():
+        problems.extend(Problem(link.id, message) for message in link_messages(link))
+    for node in graph.nodes.values():
+        if node.kind != "switch" and node.nic:
+            problems.extend(Problem(node.id, message) for message in nic_messages(node))
+    return problems
+
+
+def _signature(node: Node) -> tuple:
+    """What the link and NIC checks read from a node (its id and count do not matter)."""
+    return node.kind, node.item, node.label, node.per_node
+
+
+class GraphAnalysis:
+    """The canvas's cluster entries and problems, kept up to date edit by edit: it follows the
+    graph's events and recomputes only the nodes and links an edit touched, so a 1,000-node
+    cluster costs a few milliseconds per edit instead of a full pass. Call `reset()` when the
+    catalogue changes."""
+
+    def __init__(self, graph: ClusterGraph, catalogue):
+        self.graph = graph
+        self.catalogue = catalogue
+        self._network: dict[str, tuple[str | None, int | None]] = {}
+        self._link_messages: dict[str, list[str]] = {}
+        self._nic_messages: dict[str, list[str]] = {}
+        self._stamp: tuple | None = None
+        for event, handler in (("node_added", self._node_touched), ("node_removed", self._node_touched),
+                               ("node_changed", self._node_touched), ("link_added", self._link_touched),
+                               ("link_removed", self._link_touched), ("link_changed", self._link_touched),
+                               ("reset", self.reset)):
+            graph.subscribe(event, handler)
+
+    def close(self) -> None:
+        for event, handler in (("node_added", self._node_touched), ("node_removed", self._node_touched),
+                               ("node_changed", self._node_touched), ("link_added", self._link_touched),
+                               ("link_removed", self._link_touched), ("link_changed", self._link_touched),
+                               ("reset", self.reset)):
+            self.graph.unsubscribe(event, handler)
+
+    def reset(self, catalogue=None) -> None:
+        if catalogue is not None:
+            self.catalogue = catalogue
+        self._network.clear()
+        self._link_messages.clear()
+        self._nic_messages.clear()
+
+    def _node_touched(self, node: Node, *_changed) -> None:
+        self._network.pop(node.id, None)
+        self._nic_messages.pop(node.id, None)
+        for link in self.graph.links_of(node.id):
+            self._link_messages.pop(link.id, None)
+
+    def _link_touched(self, link: Link, *_changed) -> None:
+        self._link_messages.pop(link.id, None)
+        self._network.pop(link.source, None)
+        self._network.pop(link.target, None)
+
+    def _node_network(self, node: Node) -> tuple[str | None, int | None]:
+        found = self._network.get(node.id)
+        if found is None:
+            found = self._network[node.id] = node_network(self.graph, node, self.catalogue)
+        return found
+
+    def _links(self, link: Link) -> list[str]:
+        found = self._link_messages.get(link.id)
+        if found is None:
+            found = self._link_messages[link.id] = [p.message for p in _link_problems(self.graph, link, self.catalogue)]
+        return found
+
+    def _nics(self, node: Node) -> list[str]:
+        found = self._nic_messages.get(node.id)
+        if found is None:
+            found = self._nic_messages[node.id] = [p.message for p in _nic_problems(node, node.nic, node.id, self.catalogue)]
+        return found
+
+    def _check_catalogue(self) -> None:
+        """Forget everything when the catalogue was edited (its record lists are rebuilt then)."""
+        stamp = tuple(self.catalogue.items(kind) for kind in ("accelerators", "systems", "cloud", "interconnects"))
+        if self._stamp is None or any(a is not b for a, b in zip(stamp, self._stamp, strict=True)):
+            self.reset()
+            self._stamp = stamp
+
+    def entries(self) -> list[ClusterEntry]:
+        self._check_catalogue()
+        return _merge_entries(self.graph, self._node_network)
+
+    def problems(self) -> list[Problem]:
+        self._check_catalogue()
+        return _collect_problems(self.graph, self._links, self._nics)
+
+
+def _components(graph: ClusterGraph) -> list[set[str]]:
+    seen: set[str] = set()
+    out = []
+    for start in graph.nodes:
+        if start in seen:
+            continue
+        component = {start}
+        stack = [start]
+        while stack:
+            current = stack.pop()
+            for other in graph.neighbours(current):
+                if other not in component:
+                    component.add(other)
+                    stack.append(other)
+        seen |= component
+        out.append(component)
+    return out
+
+
+def _link_problems(graph: ClusterGraph, link: Link, catalogue) -> list[Problem]:
+    row = catalogue.get("interconnects", link.kind)
+    if row is None:
+        return [Problem(link.id, f"'{link.kind}' is not an interconnect in the catalogue.")]
+    family = row.get("family")
+    a, b = graph.nodes[link.source], graph.nodes[link.target]
+    out = []
+    if family == "pcie":
+        out.append(Problem(link.id, f"{row['name']} joins devices inside one machine, not separate machines: use "
+                                    "Ethernet, InfiniBand or an NVLink switch between nodes."))
+        return out
+    clouds = [n for n in (a, b) if n.kind == "cloud"]
+    if clouds and (len(clouds) == 1 and (a.kind != "switch" and b.kind != "switch") or
+                   (len(clouds) == 2 and a.item != b.item)):
+        out.append(Problem(link.id, "Cloud instances cannot be cabled to other machines: a rented cluster is one "
+                                    "offering with its provider's network."))
+    for node in (a, b):
+        if node.kind == "switch":
+            switch = catalogue.get("interconnects", node.item) or {}
+            if switch.get("family") and switch.get("family") != family:
+                out.append(Problem(link.id, f"A {row['name']} link cannot plug into the {switch.get('name', node.item)} switch."))
+            continue
+        if family == "nvlink":
+            acc_id, _per = node_devices(node, catalogue)
+            acc = catalogue.get("accelerators", acc_id) or {}
+            if not (acc.get("intra_link") or "").startswith("nvlink"):
+                out.append(Problem(link.id, f"{node.label}: {acc.get('name', acc_id)} has no NVLink to drive this link."))
+        elif family in SCALE_OUT_FAMILIES:
+            out.extend(_nic_problems(node, link.kind, link.id, catalogue))
+    return out
+
+
+def _nic_problems(node: Node, link_id: str, target: str, catalogue) -> list[Problem]:
+    """A machine with a known NIC (a system's port) cannot drive a faster or different network."""
+    if node.kind != "system":
+        return []
+    system = catalogue.get("systems", node.item) or {}
+    nic = catalogue.get("interconnects", system.get("nic")) if system.get("nic") else None
+    wanted = catalogue.get("interconnects", link_id)
+    if nic is None or wanted is None:
+        return []
+    if wanted.get("family") == nic.get("family") == "ethernet" and (wanted.get("unidirectional_gbs") or 0) <= (nic.get("unidirectional_gbs") or 0):
+        return []
+    if wanted.get("family") == nic.get("family") and (wanted.get("unidirectional_gbs") or 0) <= (nic.get("unidirectional_gbs") or 0):
+        return []
+    return [Problem(target, f"{node.label}: its network port is {nic['name']}; it cannot drive {wanted['name']}.")]

@@ -1,0 +1,446 @@
+"""The canvas's side panels: the palette of catalogue items, the properties of the selection, and
+the live estimates (with the cumulative cost of buying against renting)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QMimeData, QSize, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QFrame,
+    QGridLayout,
+    QLabel,
+    QLineEdit,
+    QSizePolicy,
+    QSpinBox,
+    QStackedWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpudesk.core.format import co2, duration, energy, flops, power, si, usd
+
+MIME = "application/x-gpudesk-item"
+
+
+class PaletteTree(QTreeWidget):
+    add_requested = Signal(str, str)  # kind, item
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setHeaderHidden(True)
+        self.setDragEnabled(True)
+        self.setRootIsDecorated(True)
+        self.setIndentation(12)
+        self.setObjectName("palette")
+        self.itemDoubleClicked.connect(self._double_clicked)
+
+    def set_items(self, items) -> None:
+        self.clear()
+        categories: dict[str, QTreeWidgetItem] = {}
+        for entry in items:
+            parent = categories.get(entry.category)
+            if parent is None:
+                parent = QTreeWidgetItem([entry.category])
+                parent.setFlags(Qt.ItemFlag.ItemIsEnabled)
+                font = parent.font(0)
+                font.setBold(True)
+                parent.setFont(0, font)
+                self.addTopLevelItem(parent)
+                categories[entry.category] = parent
+            child = QTreeWidgetItem([entry.label])
+            child.setToolTip(0, f"{entry.label}\n{entry.detail}\nDrag onto the canvas, or double-click to add.")
+            child.setData(0, Qt.ItemDataRole.UserRole, f"{entry.kind}:{entry.item}")
+            child.setData(0, Qt.ItemDataRole.UserRole + 1, f"{entry.label} {entry.detail}".lower())
+            parent.addChild(child)
+        for name in ("Servers and systems", "Switches", "Edge devices"):
+            if name in categories:
+                categories[name].setExpanded(True)
+
+    def filter(self, text: str) -> None:
+        words = text.lower().split()
+        for i in range(self.topLevelItemCount()):
+            parent = self.topLevelItem(i)
+            shown = 0
+            for j in range(parent.childCount()):
+                child = parent.child(j)
+                hay = child.data(0, Qt.ItemDataRole.UserRole + 1) or ""
+                visible = all(w in hay for w in words)
+                child.setHidden(not visible)
+                shown += visible
+            parent.setHidden(shown == 0)
+            if words:
+                parent.setExpanded(True)
+
+    def mimeData(self, items):
+        mime = QMimeData()
+        data = items[0].data(0, Qt.ItemDataRole.UserRole) if items else None
+        if data:
+            mime.setData(MIME, data.encode())
+            mime.setText(data)
+        return mime
+
+    def mimeTypes(self):
+        return [MIME]
+
+    def _double_clicked(self, item, _column) -> None:
+        data = item.data(0, Qt.ItemDataRole.UserRole)
+        if data:
+            kind, _, item_id = data.partition(":")
+            self.add_requested.emit(kind, item_id)
+
+
+class Palette(QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search servers, GPUs, clouds, switches…")
+        self.search.setClearButtonEnabled(True)
+        self.tree = PaletteTree()
+        self.search.textChanged.connect(self.tree.filter)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        title = QLabel("Palette")
+        title.setObjectName("sectionTitle")
+        layout.addWidget(title)
+        layout.addWidget(self.search)
+        layout.addWidget(self.tree, 1)
+
+
+class PropertiesPanel(QStackedWidget):
+    """Edits of the selection; emits what changed, the view turns it into commands."""
+
+    node_edited = Signal(str, dict, bool)  # node id, values, part of an ongoing spin-box edit
+    link_edited = Signal(str, dict, bool)
+    edit_finished = Signal()
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.node_id: str | None = None
+        self.link_id: str | None = None
+        self._loading = False
+        empty = QLabel("Select a node or a link to edit it.\n\nDrag items from the palette; drag from a node's "
+                       "round port to another node to link them.")
+        empty.setWordWrap(True)
+        empty.setObjectName("hint")
+        empty.setAlignment(Qt.AlignmentFlag.AlignTop)
+        self.addWidget(empty)
+
+        node_page = QWidget()
+        form = QFormLayout(node_page)
+        self.node_title = QLabel()
+        self.node_title.setWordWrap(True)
+        self.node_title.setObjectName("sectionTitle")
+        self.label = QLineEdit()
+        self.label.setObjectName("nodeLabel")
+        self.count = QSpinBox()
+        self.count.setObjectName("nodeCount")
+        self.count.setRange(1, 1_000_000)
+        self.count.setToolTip("Identical machines this node stands for (a rack of 32 servers is one node of 32)")
+        self.per_node = QSpinBox()
+        self.per_node.setObjectName("nodePerNode")
+        self.per_node.setRange(1, 1024)
+        self.intra = QComboBox()
+        self.nic = QComboBox()
+        self.nic.setObjectName("nodeNic")
+        self.nic_count = QSpinBox()
+        self.nic_count.setRange(0, 64)
+        self.nic_count.setSpecialValueText("default")
+        self.peak = QDoubleSpinBox()
+        self.peak.setObjectName("nodePeak")
+        self.peak.setRange(0, 1_000_000)
+        self.peak.setDecimals(1)
+        self.peak.setSuffix(" TFLOPS")
+        self.peak.setSpecialValueText("catalogue figure")
+        self.peak.setToolTip("Your figure for the accelerator's dense BF16/FP16 peak (a vendor quote or a measurement)")
+        self.overhead = QDoubleSpinBox()
+        self.overhead.setRange(0, 100000)
+        self.overhead.setDecimals(0)
+        self.overhead.setSuffix(" W")
+        self.overhead.setSpecialValueText("modelled")
+        form.addRow(self.node_title)
+        form.addRow("Name", self.label)
+        form.addRow("Machines", self.count)
+        self.per_node_label = QLabel("Accelerators each")
+        form.addRow(self.per_node_label, self.per_node)
+        self.intra_label = QLabel("Inside a machine")
+        form.addRow(self.intra_label, self.intra)
+        form.addRow("Network (NIC)", self.nic)
+        form.addRow("NICs each", self.nic_count)
+        form.addRow("Host power", self.overhead)
+        form.addRow("BF16 peak", self.peak)
+        self.addWidget(node_page)
+
+        link_page = QWidget()
+        lform = QFormLayout(link_page)
+        self.link_title = QLabel("Link")
+        self.link_title.setObjectName("sectionTitle")
+        self.link_kind = QComboBox()
+        self.link_kind.setObjectName("linkKind")
+        self.link_count = QSpinBox()
+        self.link_count.setObjectName("linkCount")
+        self.link_count.setRange(1, 64)
+        self.link_count.setToolTip("Ports or cables per machine on this link")
+        lform.addRow(self.link_title)
+        lform.addRow("Type", self.link_kind)
+        lform.addRow("Ports per machine", self.link_count)
+        self.addWidget(link_page)
+
+        self.label.editingFinished.connect(lambda: self._node({"label": self.label.text().strip()}, False))
+        self.count.valueChanged.connect(lambda v: self._node({"count": v}, True))
+        self.per_node.valueChanged.connect(lambda v: self._node({"per_node": v}, True))
+        self.nic_count.valueChanged.connect(lambda v: self._node({"nic_count": v or None}, True))
+        self.overhead.valueChanged.connect(lambda v: self._node({"overhead_w": v or None}, True))
+        self.peak.valueChanged.connect(self._peak_changed)
+        self.intra.currentIndexChanged.connect(lambda _i: self._node({"intra": self.intra.currentData() or None}, False))
+        self.nic.currentIndexChanged.connect(lambda _i: self._node({"nic": self.nic.currentData() or None}, False))
+        self.link_kind.currentIndexChanged.connect(lambda _i: self._link({"kind": self.link_kind.currentData()}, False))
+        self.link_count.valueChanged.connect(lambda v: self._link({"count": v}, True))
+        for spin in (self.count, self.per_node, self.nic_count, self.overhead, self.peak, self.link_count):
+            spin.editingFinished.connect(self.edit_finished.emit)
+
+    def set_links(self, interconnects: list[dict]) -> None:
+        self._loading = True
+        for combo, families, blank in ((self.intra, ("nvlink", "pcie", "infinity_fabric", "ici", "neuronlink", "nvlink-c2c"), "from the hardware"),
+                                       (self.nic, ("ethernet", "infiniband"), "none / from the hardware"),
+                                       (self.link_kind, None, None)):
+            combo.clear()
+            if blank:
+                combo.addItem(blank, "")
+            for row in interconnects:
+                if families is None or row.get("family") in families:
+                    combo.addItem(row["name"], row["id"])
+        self._loading = False
+
+    def show_node(self, node, caption: str) -> None:
+        self._loading = True
+        self.node_id, self.link_id = node.id, None
+        self.node_title.setText(f"<b>{node.label}</b><br><span style='color:#5b6475'>{caption}</span>")
+        self.label.setText(node.label)
+        self.count.setValue(node.count)
+        accelerator = node.kind == "accelerator"
+        self.per_node.setValue(node.per_node or 1)
+        for w in (self.per_node, self.per_node_label, self.intra, self.intra_label):
+            w.setVisible(accelerator)
+        self._select(self.intra, node.intra or "")
+        self._select(self.nic, node.nic or "")
+        self.nic_count.setValue(node.nic_count or 0)
+        self.overhead.setValue(node.overhead_w or 0)
+        self._overrides = dict(node.overrides)
+        self.peak.setValue(node.overrides.get("bf16_tflops") or 0)
+        switch = node.kind == "switch"
+        for w in (self.nic, self.nic_count, self.overhead, self.count, self.peak):
+            w.setEnabled(not switch)
+        self.setCurrentIndex(1)
+        self._loading = False
+
+    def show_link(self, link, title: str) -> None:
+        self._loading = True
+        self.node_id, self.link_id = None, link.id
+        self.link_title.setText(f"<b>Link</b><br><span style='color:#5b6475'>{title}</span>")
+        self._select(self.link_kind, link.kind)
+        self.link_count.setValue(link.count)
+        self.setCurrentIndex(2)
+        self._loading = False
+
+    def show_nothing(self) -> None:
+        self.node_id = self.link_id = None
+        self.setCurrentIndex(0)
+
+    def _select(self, combo: QComboBox, value) -> None:
+        i = combo.findData(value)
+        combo.setCurrentIndex(max(0, i))
+
+    def _node(self, values: dict, ongoing: bool) -> None:
+        if not self._loading and self.node_id:
+            self.node_edited.emit(self.node_id, values, ongoing)
+
+    def _peak_changed(self, value: float) -> None:
+        overrides = dict(getattr(self, "_overrides", {}))
+        for key in ("bf16_tflops", "fp16_tflops"):
+            if value:
+                overrides[key] = value
+            else:
+                overrides.pop(key, None)
+        self._overrides = overrides
+        self._node({"overrides": overrides}, True)
+
+    def _link(self, values: dict, ongoing: bool) -> None:
+        if not self._loading and self.link_id:
+            self.link_edited.emit(self.link_id, values, ongoing)
+
+
+class EstimatesPanel(QFrame):
+    """Live figures for the drawn cluster and the chosen workload."""
+
+    workload_chosen = Signal(str)
+    rent_chosen = Signal(str)
+
+    ROWS = (
+        ("devices", "Accelerators"),
+        ("speed", "Throughput"),
+        ("time", "Time to train"),
+        ("memory", "Memory fit"),
+        ("link", "Slowest link"),
+        ("power", "Power (with PUE)"),
+        ("energy", "Energy / CO2 per run"),
+        ("year", "Per year"),
+        ("capex", "Capex"),
+        ("running", "Running cost"),
+        ("rent", "Renting instead"),
+        ("break_even", "Break-even"),
+    )
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("estimatesPanel")
+        self.workload = QComboBox()
+        self.workload.setObjectName("canvasWorkload")
+        self.workload.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.workload.setMinimumContentsLength(16)
+        self.rent = QComboBox()
+        self.rent.setObjectName("canvasRent")
+        self.rent.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.rent.setMinimumContentsLength(16)
+        self.workload.activated.connect(lambda _i: self.workload_chosen.emit(self.workload.currentData() or ""))
+        self.rent.activated.connect(lambda _i: self.rent_chosen.emit(self.rent.currentData() or ""))
+        self.status = QLabel("")
+        self.status.setObjectName("hint")
+        self.status.setWordWrap(True)
+        self.values: dict[str, QLabel] = {}
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(10)
+        grid.setVerticalSpacing(3)
+        for row, (key, label) in enumerate(self.ROWS):
+            name = QLabel(label)
+            name.setObjectName("hint")
+            value = QLabel("—")
+            value.setObjectName(f"estimate_{key}")
+            value.setWordWrap(True)
+            value.setMinimumWidth(10)
+            value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.MinimumExpanding)
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            grid.addWidget(name, row, 0, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(value, row, 1)
+            self.values[key] = value
+        grid.setColumnStretch(1, 1)
+        title = QLabel("Live estimates")
+        title.setObjectName("sectionTitle")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(title)
+        form = QFormLayout()
+        form.addRow("Workload", self.workload)
+        form.addRow("Rent instead", self.rent)
+        layout.addLayout(form)
+        layout.addLayout(grid)
+        self.chart = None
+        self.chart_holder = QVBoxLayout()
+        layout.addLayout(self.chart_holder)
+        layout.addWidget(self.status)
+        layout.addStretch(1)
+
+    def sizeHint(self) -> QSize:
+        return QSize(330, 600)
+
+    def set_choices(self, presets: list[dict], offers: list[dict]) -> None:
+        self.workload.clear()
+        for p in presets:
+            self.workload.addItem(p["name"], p["id"])
+        self.rent.clear()
+        self.rent.addItem("No rented alternative", "")
+        for c in offers:
+            self.rent.addItem(f"{c['provider']} {c['instance_type']} (${c['usd_per_hour']:,.2f}/h)", c["id"])
+
+    def select(self, workload_id: str | None, rent_id: str | None, custom_label: str = "") -> None:
+        i = self.workload.findData(workload_id or "")
+        if i < 0 and custom_label:
+            self.workload.insertItem(0, custom_label, "")
+            i = 0
+        self.workload.setCurrentIndex(max(0, i))
+        self.rent.setCurrentIndex(max(0, self.rent.findData(rent_id or "")))
+
+    def show_estimate(self, est, elapsed_ms: float) -> None:
+        v = self.values
+        if est is None:
+            for label in v.values():
+                label.setText("—")
+            return
+        infer = est.kind == "infer"
+        v["devices"].setText(f"{est.devices:,}  ·  {flops(est.peak_pflops)} dense {est.precision_used.upper()}")
+        m = est.memory
+        fit = (f"fits: {m.per_device_gb:,.1f} of {m.capacity_gb:,.1f} GB per device" if m.fits else
+               f"<span style='color:#c62828'><b>does not fit</b>: needs {m.per_device_gb:,.1f} of {m.capacity_gb:,.1f} GB"
+               + (f"; ≥ {m.min_devices:,} devices would" if m.min_devices else "") + "</span>")
+        v["memory"].setText(fit)
+        if not est.feasible:
+            reason = est.reasons[0] if est.reasons else "not feasible"
+            for key in ("speed", "time", "link", "power", "energy", "year", "running", "rent", "break_even"):
+                v[key].setText("—")
+            v["speed"].setText(f"<span style='color:#c62828'>{reason}</span>")
+        else:
+            if infer:
+                v["speed"].setText(f"{est.decode_tokens_per_s_per_user.likely:,.1f} tokens/s per user, "
+                                   f"{est.tokens_per_s.likely:,.0f} in all")
+                v["time"].setText(f"first token {duration(est.ttft_s.likely) if est.ttft_s else 'n/a'}")
+            else:
+                r = est.tokens_per_s
+                v["speed"].setText(f"{si(r.likely, 'tokens/s')}  ({si(r.low)}–{si(r.high)}), MFU {est.mfu.likely:.0%}")
+                v["time"].setText(f"{duration(est.time_s.likely)}  ({duration(est.time_s.low)} – {duration(est.time_s.high)})"
+                                  if est.time_s else "set the workload's tokens")
+            share = est.comm_share.likely if est.comm_share else 0.0
+            v["link"].setText(f"{est.slowest_link or '—'}" + (f": {share:.0%} of each step" if est.slowest_link else ""))
+            v["power"].setText(f"{power(est.power_w.likely)}  ({power(est.power_w.low)} – {power(est.power_w.high)})")
+            if est.energy_kwh is not None:
+                v["energy"].setText(f"{energy(est.energy_kwh.likely)} · {co2(est.co2_kg.likely)}")
+            v["year"].setText(f"{energy(est.energy_kwh_per_year)} · {co2(est.co2_kg_per_year)}"
+                              if est.energy_kwh_per_year else "—")
+        c = est.cost
+        v["capex"].setText(usd(c.capex_usd) if c.capex_usd is not None else "no price: add a quote in the catalogue")
+        run = "round" if infer else "run"
+        if est.feasible and c.owned_marginal_usd_per_run is not None:
+            v["running"].setText(f"{usd(c.owned_marginal_usd_per_run.likely)} electricity per {run}"
+                                 + (f"; {usd(c.owned_usd_per_year)} a year with capex" if c.owned_usd_per_year else ""))
+        elif est.feasible and c.cloud_usd_per_run is not None and not c.capex_usd:
+            v["running"].setText(f"{usd(c.cloud_usd_per_run.likely)} per {run} (rented)")
+        else:
+            v["running"].setText("—")
+        v["rent"].setText(f"{usd(c.cloud_usd_per_run.likely)} per {run} on {c.rent_label}" if (est.feasible and c.cloud_usd_per_run and c.rent_label) else "—")
+        if c.break_even_runs is not None:
+            v["break_even"].setText(f"<b>{c.break_even_runs:,.0f} {run}s</b>, {c.break_even_months:,.1f} months")
+        elif est.feasible and c.capex_usd and c.cloud_usd_per_run:
+            v["break_even"].setText("never: renting costs less per run")
+        else:
+            v["break_even"].setText("—")
+        notes = [n for n in est.notes][:2]
+        self.status.setText(f"Updated in {elapsed_ms:,.1f} ms." + ("  " + " ".join(notes) if notes else ""))
+
+    def show_cost_curve(self, curves: dict) -> None:
+        if self.chart is None:
+            import pyqtgraph as pg
+
+            from gpudesk.ui.widgets.plots import SIAxis
+
+            pg.setConfigOptions(antialias=True, background="w", foreground="#1d2330")
+            self.chart = pg.PlotWidget(axisItems={"left": SIAxis("left")})
+            self.chart.setObjectName("canvasCostChart")
+            self.chart.setFixedHeight(190)
+            self.chart.setTitle("Cumulative cost: buying against renting", size="9pt")
+            self.chart.setLabel("bottom", "months")
+            self.chart.showGrid(x=True, y=True, alpha=0.25)
+            self.own_curve = self.chart.plot([], [], pen=pg.mkPen("#2f6fde", width=2), name="buy")
+            self.rent_curve = self.chart.plot([], [], pen=pg.mkPen("#e8743b", width=2, style=Qt.PenStyle.DashLine), name="rent")
+            self.cross = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("w"), pen=pg.mkPen("#1d2330", width=1.5))
+            self.chart.addItem(self.cross)
+            self.chart.addLegend(offset=(8, 5), labelTextSize="8pt")
+            self.chart_holder.addWidget(self.chart)
+        own = next((s for s in curves.get("series", []) if s["kind"] == "own"), None)
+        rent = next((s for s in curves.get("series", []) if s["kind"] == "rent"), None)
+        xs = curves.get("months", [])
+        self.own_curve.setData(xs if own else [], own["ys"] if own else [])
+        self.rent_curve.setData(xs if rent else [], rent["ys"] if rent else [])
+        crossings = curves.get("crossings", [])
+        self.cross.setData([c["month"] for c in crossings], [c["usd"] for c in crossings])

@@ -1,0 +1,39 @@
+"""How figures are written for people: units scale, significant figures are kept, nothing in
+scientific notation reaches a reader."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpudesk.core.format import co2, duration, energy, flops, format_number, power, si, usd
+
+
+@pytest.mark.parametrize(("fn", "value", "text"), [
+    (power, 10_954_800, "11.0 MW"),
+    (power, 250_000, "250 kW"),
+    (power, 850, "850 W"),
+    (energy, 1.96e7, "19.6 GWh"),
+    (energy, 0.42, "420 Wh"),
+    (energy, 70_445_117, "70.4 GWh"),
+    (co2, 7.51e6, "7.51 kt CO2e"),
+    (co2, 27_019_225, "27.0 kt CO2e"),
+    (flops, 7920, "7.92 EFLOPS"),
+    (flops, 0.989, "989 TFLOPS"),
+    (usd, 163_523_320.4, "$163,523,320"),
+    (duration, 74.5 * 86400, "74.5 days"),
+    (si, 2_330_959, "2.33 M"),
+])
+def test_scaled_units(fn, value, text):
+    assert fn(value) == text
+
+
+def test_no_scientific_notation_for_large_figures():
+    for fn in (power, energy, co2, flops):
+        for exponent in range(-2, 14):
+            assert "e+" not in fn(1.234 * 10 ** exponent) and "e-" not in fn(1.234 * 10 ** exponent)
+
+
+def test_missing_figures_read_as_such():
+    assert power(None) == energy(None) == co2(None) == flops(None) == "n/a"
+    assert format_number(float("nan")) == "n/a"
+    assert format_number(2024, "year") == "2024"

@@ -1,0 +1,213 @@
+"""The cluster canvas with pytest-qt: the scene mirrors the model, dragging and linking with the
+mouse, undo, the panel following edits, files, autosave and recovery, exports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtTest import QTest
+
+from gpudesk.cli import main
+from gpudesk.core.cluster.commands import RemoveItems
+from gpudesk.ui.canvas.items import NODE_H, NODE_W, LinkItem, NodeItem
+from gpudesk.ui.canvas.view import ClusterView
+
+
+@pytest.fixture
+def view(qtbot, catalogue):
+    widget = ClusterView()
+    widget.ask_recover = lambda when: False
+    qtbot.addWidget(widget)
+    widget.resize(1400, 900)
+    widget.set_catalogue(catalogue)
+    widget.show()
+    qtbot.waitExposed(widget)
+    widget.update_estimate()
+    return widget
+
+
+def test_the_scene_mirrors_the_model(view):
+    view.graph.clear()
+    a = view.add_item("system", "dgx-h100", QPointF(0, 0))
+    b = view.add_item("system", "dgx-h100", QPointF(400, 0))
+    link = view.connect_nodes(a.id, b.id, "ib-ndr-400", 8)
+    assert set(view.scene.node_items) == set(view.graph.nodes)
+    assert set(view.scene.link_items) == {link.id}
+    view.set_node(a.id, {"count": 16})
+    assert view.scene.node_items[a.id].count == 16
+    view.push(RemoveItems([a.id]))
+    assert a.id not in view.scene.node_items and not view.scene.link_items
+    view.undo_stack.undo()
+    assert a.id in view.scene.node_items and link.id in view.scene.link_items
+
+
+def _viewport_point(view, scene_point: QPointF) -> QPoint:
+    return view.canvas.mapFromScene(scene_point)
+
+
+def test_dragging_a_node_is_one_undoable_step(view, qtbot):
+    view.graph.clear()
+    view.undo_stack.clear()
+    node = view.add_item("system", "dgx-h100", QPointF(0, 0))
+    view.canvas.resetTransform()
+    view.canvas.centerOn(QPointF(0, 0))
+    item = view.scene.node_items[node.id]
+    start = item.pos() + QPointF(40, 20)
+    vp = view.canvas.viewport()
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, _viewport_point(view, start))
+    for step in range(1, 6):
+        QTest.mouseMove(vp, _viewport_point(view, start + QPointF(step * 30, step * 10)))
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                       _viewport_point(view, start + QPointF(150, 50)))
+    moved = view.graph.nodes[node.id]
+    assert (moved.x, moved.y) != (node.x, node.y) or view.undo_stack.count() == 2
+    assert view.undo_stack.count() == 2  # add + one move
+    assert view.undo_stack.text(1).startswith("Move")
+    view.undo_stack.undo()
+    assert (view.graph.nodes[node.id].x, view.graph.nodes[node.id].y) == (item.x(), item.y())
+
+
+def test_drawing_a_link_from_a_port(view, qtbot):
+    view.graph.clear()
+    a = view.add_item("system", "dgx-spark", QPointF(0, 0))
+    b = view.add_item("system", "dgx-spark", QPointF(400, 0))
+    view.canvas.resetTransform()
+    view.canvas.centerOn(QPointF(200, 0))
+    item_a, item_b = view.scene.node_items[a.id], view.scene.node_items[b.id]
+    port = item_a.mapToScene(item_a.port_rect().center())
+    target = item_b.pos() + QPointF(NODE_W / 2, NODE_H / 2)
+    vp = view.canvas.viewport()
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, _viewport_point(view, port))
+    QTest.mouseMove(vp, _viewport_point(view, (port + target) / 2))
+    QTest.mouseMove(vp, _viewport_point(view, target))
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, _viewport_point(view, target))
+    assert len(view.graph.links) == 1
+    link = next(iter(view.graph.links.values()))
+    assert {link.source, link.target} == {a.id, b.id}
+    assert isinstance(view.scene.link_items[link.id], LinkItem)
+
+
+def test_panel_follows_edits_and_undo_walks_back(view, qtbot):
+    view.graph.clear()
+    view.undo_stack.clear()
+    node = view.add_item("accelerator", "h100-sxm5-80gb", QPointF(0, 0))
+    qtbot.waitUntil(lambda: view.estimate is not None and view.estimate.devices == 8, timeout=3000)
+    one_node = view.estimate.time_s.likely
+    view.set_node(node.id, {"count": 4, "nic": "ib-ndr-400", "nic_count": 8})
+    qtbot.waitUntil(lambda: view.estimate.devices == 32, timeout=3000)
+    assert view.estimate.time_s.likely < one_node / 3
+    assert "InfiniBand" in view.panel.values["devices"].text() or view.estimate.devices == 32
+    assert view.panel.values["time"].text() != "—"
+    while view.undo_stack.canUndo():
+        view.undo_stack.undo()
+    assert not view.graph.nodes
+    qtbot.waitUntil(lambda: view.estimate is None, timeout=3000)
+
+
+def test_problems_are_marked_on_the_canvas(view, qtbot):
+    view.graph.clear()
+    a = view.add_item("system", "jetson-nano-devkit", QPointF(0, 0))
+    b = view.add_item("system", "jetson-nano-devkit", QPointF(300, 0))
+    view.update_estimate()
+    assert view.scene.node_items[b.id].problem  # not linked, and the 561M model does not fit
+    link = view.connect_nodes(a.id, b.id, "ib-ndr-400", 1)
+    view.update_estimate()
+    assert "cannot drive" in view.scene.link_items[link.id].problem
+    assert "cannot hold" in view.scene.node_items[a.id].problem
+
+
+def test_spin_box_edit_is_one_step(view, qtbot):
+    view.graph.clear()
+    view.undo_stack.clear()
+    node = view.add_item("system", "dgx-h100", QPointF(0, 0))
+    view.scene.select_ids([node.id])
+    spin = view.properties.count
+    for value in (2, 3, 32):
+        spin.setValue(value)
+    spin.editingFinished.emit()
+    assert view.graph.nodes[node.id].count == 32
+    assert view.undo_stack.count() == 2
+    view.undo_stack.undo()
+    assert view.graph.nodes[node.id].count == 1
+
+
+def test_copy_paste_and_delete(view, qtbot):
+    view.graph.clear()
+    a = view.add_item("system", "dgx-h100", QPointF(0, 0))
+    b = view.add_item("switch", "ib-ndr-400", QPointF(0, -200))
+    view.connect_nodes(a.id, b.id, "ib-ndr-400", 8)
+    view.scene.select_ids([a.id, b.id])
+    view.copy_selection()
+    view.paste()
+    assert len(view.graph.nodes) == 4 and len(view.graph.links) == 2
+    view.delete_selection()
+    assert len(view.graph.nodes) == 2
+
+
+def test_saved_file_gives_the_same_numbers_in_gpudesk_estimate(view, qtbot, tmp_path, capsys):
+    view.graph.clear()
+    node = view.add_item("accelerator", "h100-sxm5-80gb", QPointF(0, 0))
+    view.set_node(node.id, {"count": 4, "nic": "ib-ndr-400", "nic_count": 8})
+    view.update_estimate()
+    path = tmp_path / "cluster.json"
+    assert view._write(path)
+    assert not view.is_modified()
+    assert main(["estimate", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["devices"] == 32
+    assert data["time_s"]["likely"] == pytest.approx(view.estimate.time_s.likely)
+    assert data["cost"]["break_even_runs"] == pytest.approx(view.estimate.cost.break_even_runs)
+
+
+def test_open_restores_the_canvas(view, qtbot, tmp_path, catalogue):
+    view.graph.clear()
+    a = view.add_item("system", "dgx-spark", QPointF(0, 0))
+    b = view.add_item("switch", "eth-10g", QPointF(0, -200))
+    view.connect_nodes(a.id, b.id, "eth-10g", 1)
+    path = tmp_path / "c.json"
+    view._write(path)
+    other = ClusterView()
+    other.ask_recover = lambda when: False
+    qtbot.addWidget(other)
+    other.set_catalogue(catalogue)
+    assert other.open_path(path)
+    assert other.graph.to_dict() == view.graph.to_dict()
+    assert not other.is_modified()
+
+
+def test_autosave_and_recovery_after_a_crash(view, qtbot, catalogue):
+    view.graph.clear()
+    view.add_item("system", "dgx-b200", QPointF(0, 0))
+    assert view.is_modified()
+    assert view.autosave()
+    saved = view.graph.to_dict()
+    # a new session finds the autosave and, asked, restores it
+    again = ClusterView()
+    asked = []
+    again.ask_recover = lambda when: asked.append(when) or True
+    qtbot.addWidget(again)
+    again.set_catalogue(catalogue)
+    assert asked and again.graph.to_dict() == saved
+    assert again.is_modified()
+    # saving removes the autosave
+    again._write(view.autosave_path().parent / "kept.json")
+    assert not view.autosave_path().exists()
+
+
+def test_exports_png_svg_and_pdf(view, tmp_path):
+    png = view.export_image("png", str(tmp_path / "c.png"))
+    svg = view.export_image("svg", str(tmp_path / "c.svg"))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"<svg" in svg.read_bytes()[:400]
+    pdf = view.export_pdf(str(tmp_path / "c.pdf"))
+    assert pdf.read_bytes().startswith(b"%PDF")
+    from pypdf import PdfReader
+
+    text = " ".join(" ".join(p.extract_text().split()) for p in PdfReader(str(pdf)).pages)
+    assert "Cluster design report" in text and "The cluster" in text
+
+
+def test_node_items_are_node_items(view):
+    assert all(isinstance(i, NodeItem) for i in view.scene.node_items.values())
