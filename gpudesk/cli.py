@@ -175,9 +175,9 @@ def _print_table(headers: list[str], rows: list[list[str]]) -> None:
 
 # ------------------------------------------------------------------------ estimate / compare / import
 def _estimate(args) -> int:
-    from gpudesk.core.summary import format_estimate
     from gpudesk.core.resolve import ResolveError, estimate_scenario
     from gpudesk.core.scenario import ScenarioError, load_scenario
+    from gpudesk.core.summary import format_estimate
 
     try:
         scenario = load_scenario(args.scenario)

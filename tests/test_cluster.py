@@ -7,7 +7,13 @@ import json
 import pytest
 
 from gpudesk.core.cluster import AddItems, ClusterGraph, Link, MoveNodes, RemoveItems, SetLink, SetNode, UndoStack
-from gpudesk.core.cluster.convert import graph_entries, graph_for_scenario, graph_problems, make_node, scenario_with_canvas
+from gpudesk.core.cluster.convert import (
+    graph_entries,
+    graph_for_scenario,
+    graph_problems,
+    make_node,
+    scenario_with_canvas,
+)
 from gpudesk.core.resolve import estimate_scenario
 from gpudesk.core.scenario import loads_scenario
 

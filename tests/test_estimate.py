@@ -8,7 +8,7 @@ import math
 import pytest
 
 from gpudesk.cli import main
-from gpudesk.core.estimate import Device, EstimateInput, Finance, Link, NodeGroup, Site, Workload, estimate
+from gpudesk.core.estimate import Device, EstimateInput, Link, NodeGroup, Site, Workload, estimate
 from gpudesk.core.estimate.engine import break_even
 from gpudesk.core.resolve import estimate_option, estimate_scenario
 from gpudesk.core.scenario import load_scenario

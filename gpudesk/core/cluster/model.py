@@ -5,8 +5,8 @@ graph, commands change it (Orange's scheme / canvas / document split)."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from typing import Callable
 
 NODE_KINDS = ("system", "accelerator", "cloud", "switch")
 NODE_FIELDS = ("label", "item", "kind", "count", "per_node", "intra", "nic", "nic_count", "overhead_w", "x", "y",

@@ -31,8 +31,7 @@ from PySide6.QtWidgets import (
 from gpudesk.core.catalogue import EditError
 from gpudesk.core.catalogue.fields import KIND_LABELS, KIND_NOUNS, KINDS
 from gpudesk.ui.catalogue.detail import detail_html
-from gpudesk.ui.catalogue.dialogs import EntryDialog, QuoteDialog
-from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowTableModel, sort_key
+from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowTableModel, fit_columns, sort_key
 
 KIND_ORDER = ("accelerators", "systems", "cloud", "prices", "regions", "interconnects", "sources")
 
@@ -379,11 +378,7 @@ class CatalogueView(QWidget):
         self.count_label.setText(f"{shown} of {total} {noun}" if shown != total else f"{total} {noun}")
 
     def _fit_columns(self) -> None:
-        header = self.table.horizontalHeader()
-        self.table.resizeColumnsToContents()
-        for i in range(self.model.columnCount()):
-            width = header.sectionSize(i)
-            header.resizeSection(i, min(max(width + 8, 60), 260))
+        fit_columns(self.table, self.model)
 
     def _selection_changed(self, *_args) -> None:
         rows = self.selected_rows()
@@ -395,7 +390,10 @@ class CatalogueView(QWidget):
     def _update_buttons(self) -> None:
         rows = self.selected_rows() if self.table.selectionModel() else []
         one = len(rows) == 1
-        enabled = self.catalogue is not None
+        # the start-up snapshot is read-only: editing waits for the full catalogue (a moment later)
+        enabled = self.catalogue is not None and not getattr(self.catalogue, "read_only", False)
+        self.add_button.setEnabled(enabled)
+        self.quote_button.setEnabled(enabled)
         self.edit_button.setEnabled(enabled and one)
         self.delete_button.setEnabled(enabled and one and rows[0].get("origin") == "user_added")
         self.delete_button.setToolTip("Only your own entries can be deleted" if one and rows[0].get("origin") != "user_added" else "")
@@ -404,7 +402,7 @@ class CatalogueView(QWidget):
         rows = self.selected_rows()
         menu = QMenu(self)
         menu.addAction(self.copy_action)
-        if len(rows) == 1:
+        if len(rows) == 1 and not getattr(self.catalogue, "read_only", False):
             menu.addAction("Edit…", self.edit_entry)
             if rows[0].get("origin") == "user_added":
                 menu.addAction("Delete", self.delete_entry)
@@ -431,6 +429,8 @@ class CatalogueView(QWidget):
         self.message.emit(f"Copied {len(rows)} row(s) as a table")
 
     def add_entry(self) -> None:
+        from gpudesk.ui.catalogue.dialogs import EntryDialog
+
         dialog = EntryDialog(self.catalogue, self.kind, None, self)
         if dialog.exec() and dialog.result_record:
             self._after_edit(dialog.result_record["id"], f"Added {KIND_NOUNS[self.kind]} {dialog.result_record['id']}")
@@ -439,6 +439,8 @@ class CatalogueView(QWidget):
         rows = self.selected_rows()
         if len(rows) != 1:
             return
+        from gpudesk.ui.catalogue.dialogs import EntryDialog
+
         dialog = EntryDialog(self.catalogue, self.kind, rows[0], self)
         if dialog.exec() and dialog.result_record:
             self._after_edit(rows[0]["id"], f"Saved {KIND_NOUNS[self.kind]} {rows[0]['id']}")
@@ -472,6 +474,8 @@ class CatalogueView(QWidget):
         rows = self.selected_rows()
         item = rows[0]["id"] if rows and self.kind in ("accelerators", "systems") else (
             rows[0]["item"] if rows and self.kind == "prices" else None)
+        from gpudesk.ui.catalogue.dialogs import QuoteDialog
+
         dialog = QuoteDialog(self.catalogue, item, self)
         if dialog.exec() and dialog.result_record:
             self._after_edit(rows[0]["id"] if rows else None,

@@ -178,7 +178,7 @@ def draw_line_chart(p: QPainter, rect: QRectF, chart: LineChart) -> None:
     fx, fy = _axes(p, plot, (min(chart.xs), max(chart.xs)), (0.0, max(all_y) * 1.05), chart.x_label, chart.y_label)
     p.save()
     p.setClipRect(plot)
-    for i, (name, ys, kind) in enumerate(chart.series):
+    for i, (_name, ys, kind) in enumerate(chart.series):
         path = QPainterPath()
         for j, (x, y) in enumerate(zip(chart.xs, ys)):
             if j == 0:

@@ -1,0 +1,212 @@
+"""Reading the catalogue without SQLAlchemy: the record lookups every catalogue offers, and a
+read-only snapshot of the embedded database taken with the standard library's sqlite3.
+
+Start-up uses the snapshot: the window shows the stored catalogue in the time a bare Qt window
+takes, while the full catalogue (SQLAlchemy, migrations, bundle sync) opens in the background and
+replaces it. Nothing here imports SQLAlchemy or Qt."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from pathlib import Path
+
+from gpudesk.core.catalogue.fields import KINDS, field_map
+
+log = logging.getLogger(__name__)
+
+ORIGIN_BUNDLED = "bundled"
+ORIGIN_USER_ADDED = "user_added"
+ORIGIN_USER_EDITED = "user_edited"
+USER_ORIGINS = (ORIGIN_USER_ADDED, ORIGIN_USER_EDITED)
+
+TABLE_NAMES = {
+    "accelerators": "accelerators",
+    "systems": "systems",
+    "cloud": "cloud_offerings",
+    "prices": "price_observations",
+    "regions": "grid_regions",
+    "interconnects": "interconnects",
+    "sources": "sources",
+}
+
+
+class EditError(ValueError):
+    """A user edit that was refused; `problems` maps each bad field ('' for the record) to a message."""
+
+    def __init__(self, problems: dict[str, str]):
+        self.problems = problems
+        super().__init__("; ".join(f"{k}: {v}" if k else v for k, v in problems.items()))
+
+
+class CatalogueReader:
+    """Lookups shared by the full catalogue and the start-up snapshot. Subclasses provide
+    `_load(kind)` (the records of a kind, as dicts), `_meta(key)` and `presets()`."""
+
+    read_only = True
+
+    def _reader_init(self) -> None:
+        self._cache: dict[str, list[dict]] = {}
+        self._indexes: dict[str, tuple[list[dict], dict[str, dict]]] = {}
+
+    def _load(self, kind: str) -> list[dict]:
+        raise NotImplementedError
+
+    def _meta(self, key: str) -> str | None:
+        raise NotImplementedError
+
+    def presets(self) -> list[dict]:
+        raise NotImplementedError
+
+    @property
+    def version(self) -> str:
+        return self._meta("version") or ""
+
+    @property
+    def released(self) -> str:
+        return self._meta("released") or ""
+
+    def items(self, kind: str) -> list[dict]:
+        """Every record of a kind as a dict of its fields plus `origin` and `field_sources`."""
+        if kind not in KINDS:
+            raise KeyError(f"unknown catalogue kind '{kind}' (one of: {', '.join(KINDS)})")
+        if kind not in self._cache:
+            self._cache[kind] = self._load(kind)
+        return self._cache[kind]
+
+    def index(self, kind: str) -> dict[str, dict]:
+        records = self.items(kind)
+        cached = self._indexes.get(kind)
+        if cached is None or cached[0] is not records:
+            cached = (records, {r["id"]: r for r in records})
+            self._indexes[kind] = cached
+        return cached[1]
+
+    def get(self, kind: str, item_id: str) -> dict | None:
+        return self.index(kind).get(item_id)
+
+    def find(self, item_id: str) -> tuple[str, dict] | None:
+        """The first record with this id, searching every kind but sources."""
+        for kind in KINDS:
+            if kind == "sources":
+                continue
+            rec = self.get(kind, item_id)
+            if rec is not None:
+                return kind, rec
+        rec = self.get("sources", item_id)
+        return ("sources", rec) if rec else None
+
+    def sources(self) -> dict[str, dict]:
+        return self.index("sources")
+
+    def figure_source(self, kind: str, record: dict, name: str) -> dict | None:
+        """The source of one figure of a record, with the figure's date: {id,title,url,publisher,date}."""
+        spec = field_map(kind)[name]
+        src_id = (record.get("field_sources") or {}).get(name) or record.get(spec.source_field or "source")
+        if not src_id:
+            return None
+        src = self.sources().get(src_id, {"id": src_id, "title": src_id, "url": ""})
+        when = record.get(spec.date_field or "date") if not (record.get("field_sources") or {}).get(name) else None
+        return {
+            "id": src_id,
+            "title": src.get("title") or src_id,
+            "publisher": src.get("publisher") or "",
+            "url": src.get("url") or "",
+            "kind": src.get("kind") or "",
+            "date": str(when or src.get("published") or record.get("date") or src.get("accessed") or ""),
+        }
+
+    def to_json(self, kind: str, record: dict) -> dict:
+        """The stable JSON contract: fields (snake_case, unit in the name), origin and per-figure sources."""
+        out: dict = {"catalogue": kind}
+        for spec in KINDS[kind]:
+            out[spec.name] = record.get(spec.name)
+        out["origin"] = record.get("origin", ORIGIN_BUNDLED)
+        if kind != "sources":
+            out["sources"] = {
+                spec.name: self.figure_source(kind, record, spec.name)
+                for spec in KINDS[kind]
+                if spec.figure and record.get(spec.name) is not None
+            }
+        return out
+
+    def latest_price(self, item_id: str, kinds: tuple[str, ...] = ("quote", "list", "msrp", "street")) -> dict | None:
+        """The price to use for an item: the newest user quote, else the newest list/MSRP, else street."""
+        prices = [p for p in self.items("prices") if p["item"] == item_id and p["kind"] in kinds]
+        if not prices:
+            return None
+        rank = {k: i for i, k in enumerate(kinds)}
+        prices.sort(key=lambda p: (rank.get(p["kind"], 99), neg_date(p.get("date") or "")))
+        return prices[0]
+
+
+def neg_date(text: str) -> str:
+    """A key that sorts ISO dates newest first."""
+    return "".join(chr(255 - ord(c)) for c in text)
+
+
+class Snapshot(CatalogueReader):
+    """The stored catalogue as it is on disk, read in one go with sqlite3 (read-only)."""
+
+    read_only = True
+
+    def __init__(self, records: dict[str, list[dict]], meta: dict[str, str], presets: list[dict]):
+        self._reader_init()
+        self._records = records
+        self._meta_values = meta
+        self._presets = presets
+
+    def _load(self, kind: str) -> list[dict]:
+        return self._records.get(kind, [])
+
+    def _meta(self, key: str) -> str | None:
+        return self._meta_values.get(key)
+
+    def presets(self) -> list[dict]:
+        return list(self._presets)
+
+
+def read_snapshot(path: Path) -> Snapshot | None:
+    """The catalogue stored in the SQLite file at `path`, or None when there is none yet or it
+    cannot be read as expected (the full open then creates, migrates or reports it)."""
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.row_factory = sqlite3.Row
+        records: dict[str, list[dict]] = {}
+        for kind, specs in KINDS.items():
+            rows = conn.execute(f"SELECT * FROM {TABLE_NAMES[kind]} ORDER BY id").fetchall()  # noqa: S608 - fixed names
+            out = []
+            for row in rows:
+                keys = row.keys()
+                record = {}
+                for spec in specs:
+                    value = row[spec.name] if spec.name in keys else None
+                    if spec.type == "bool" and value is not None:
+                        value = bool(value)
+                    record[spec.name] = value
+                record["origin"] = row["origin"]
+                if kind != "sources":
+                    raw = row["field_sources"] if "field_sources" in keys else None
+                    record["field_sources"] = dict(json.loads(raw) if raw else {})
+                else:
+                    record["field_sources"] = {}
+                record["updated_at"] = row["updated_at"]
+                out.append(record)
+            records[kind] = out
+        meta = {r["key"]: r["value"] for r in conn.execute("SELECT key, value FROM catalogue_meta")}
+        presets = [{"id": r["id"], "name": r["name"], "description": r["description"], **(json.loads(r["spec"] or "{}"))}
+                   for r in conn.execute("SELECT id, name, description, spec FROM workload_presets ORDER BY id")]
+    except (sqlite3.Error, ValueError, IndexError, KeyError) as exc:
+        log.info("no start-up snapshot of %s: %s", path, exc)
+        return None
+    finally:
+        conn.close()
+    if not meta.get("version") or not records.get("accelerators"):
+        return None
+    return Snapshot(records, meta, presets)
