@@ -218,13 +218,20 @@ def _compare(args) -> int:
         from gpudesk.ui.render.pdf import render_comparison_pdf
 
         settings = load_settings()
+        page_size = args.page_size or settings.page_size
         render_comparison_pdf(
             comparison,
             args.pdf,
             author=args.author if args.author is not None else settings.author,
             organisation=args.organisation if args.organisation is not None else settings.organisation,
-            page_size=args.page_size or settings.page_size,
+            page_size=page_size,
         )
+        from gpudesk.core.report.history import HistoryError, record_comparison
+
+        try:
+            record_comparison(comparison, args.pdf, page_size=page_size, origin="cli")
+        except (HistoryError, OSError) as exc:  # the PDF is written; only the list of reports is not
+            print(f"gpudesk: the report was not added to the Reports list: {exc}", file=sys.stderr)
     if args.json:
         _print_json(comparison_json(comparison))
     elif not (args.pdf or args.csv):

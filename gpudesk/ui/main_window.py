@@ -249,9 +249,11 @@ class MainWindow(QMainWindow):
         self._update_title()
 
     def _open_report_source(self, key: str, path: str) -> None:
+        """A report's scenario opens untitled, so that saving never overwrites the report's copy."""
+        self.page(key)
         view = self.show_page(key)
         if hasattr(view, "open_path"):
-            view.open_path(path)
+            view.open_path(path, as_copy=True)
 
     # ------------------------------------------------------------------ menus
     def _build_menus(self) -> None:

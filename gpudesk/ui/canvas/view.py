@@ -587,7 +587,8 @@ class ClusterView(QWidget):
         if path:
             self.open_path(path)
 
-    def open_path(self, path) -> bool:
+    def open_path(self, path, as_copy: bool = False) -> bool:
+        """Open a scenario file; `as_copy` opens it untitled (a report's saved scenario, say)."""
         try:
             scenario = load_scenario(path)
             graph_source = graph_for_scenario(scenario, self.catalogue)
@@ -595,9 +596,13 @@ class ClusterView(QWidget):
             QMessageBox.warning(self, "Cannot open cluster", f"{path}: {exc}")
             return False
         self._load(scenario, graph_source)
-        self.path = Path(path)
+        self.path = None if as_copy else Path(path)
         self.undo_stack.clear()
-        self.undo_stack.setClean()
+        if as_copy:
+            self.undo_stack.resetClean()
+            self.modified_changed.emit(True)
+        else:
+            self.undo_stack.setClean()
         self.status_message.emit(f"Opened {Path(path).name}")
         return True
 
@@ -792,6 +797,12 @@ class ClusterView(QWidget):
             report.sections.insert(0, Section("The cluster", [Figure(str(svg), "The cluster as drawn in gpudesk.")]))
             written = render_report_pdf(report, path, settings.page_size)
         self.status_message.emit(f"Wrote {written}")
+        from gpudesk.core.report.history import HistoryError, record_comparison
+
+        try:
+            record_comparison(comparison, written, title=report.title, kind="cluster", page_size=settings.page_size)
+        except (HistoryError, OSError) as exc:
+            self.status_message.emit(f"Wrote {written}; not added to Reports: {exc}")
         return written
 
     def closeEvent(self, event) -> None:

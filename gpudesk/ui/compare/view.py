@@ -438,7 +438,9 @@ class CompareView(QWidget):
         self.status_message.emit(f"Opened {Path(path).name}")
         return True
 
-    open_path = load_path
+    def open_path(self, path, as_copy: bool = False) -> bool:
+        """Open a scenario file; `as_copy` opens it untitled (a report's saved scenario, say)."""
+        return self.load_path(path, as_preset=as_copy)
 
     def load_scenario(self, scenario) -> None:
         """Fill the editor from a scenario (a single cluster becomes one configuration)."""
@@ -602,6 +604,12 @@ class CompareView(QWidget):
         finally:
             QGuiApplication.restoreOverrideCursor()
         self.status_message.emit(f"Wrote {written}")
+        from gpudesk.core.report.history import HistoryError, record_comparison
+
+        try:
+            record_comparison(self.comparison, written, page_size=settings.page_size)
+        except (HistoryError, OSError) as exc:
+            self.status_message.emit(f"Wrote {written}; not added to Reports: {exc}")
         return written
 
     def export_csv(self, path: str | None = None) -> Path | None:
