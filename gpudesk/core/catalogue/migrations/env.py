@@ -2,6 +2,7 @@
 
 from alembic import context
 
+import gpudesk.core.benchmarks.models  # noqa: F401
 from gpudesk.core.catalogue.models import Base
 
 config = context.config

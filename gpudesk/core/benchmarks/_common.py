@@ -1,0 +1,145 @@
+"""What the importers share: running a converter over the records of a JSON file, recognising
+keys, and guessing a model's size and precision from its name."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from gpudesk.core.benchmarks.reader import Record, Source, SourceError, iter_json, open_source
+from gpudesk.core.benchmarks.types import Measurement, Problem, finish
+
+Item = Measurement | Problem | dict
+Converter = Callable[[dict, Record, str], Iterator[Item]]
+
+
+def has_keys(text: str, *keys: str) -> bool:
+    """True when every key appears as a JSON object key ("key": ...) in `text`."""
+    return all(re.search(r'"' + re.escape(k) + r'"\s*:', text) for k in keys)
+
+
+def any_key(text: str, *keys: str) -> bool:
+    return any(re.search(r'"' + re.escape(k) + r'"\s*:', text) for k in keys)
+
+
+def open_or_problem(source, source_name: str | None, max_bytes: int | None = None) -> tuple[Source | None, Problem | None]:
+    if isinstance(source, Source):
+        return source, None
+    try:
+        return open_source(source, source_name, max_bytes), None
+    except SourceError as exc:
+        return None, exc.problem
+
+
+def run_json(source, source_name: str | None, fmt: str, what: str, is_record: Callable[[dict], bool],
+             convert: Converter, max_record_chars: int | None = None) -> Iterator[Item]:
+    """Convert every record of a JSON/JSONL file that `is_record` accepts; problems for the rest.
+    Ends with an error problem when nothing at all could be read."""
+    src, problem = open_or_problem(source, source_name)
+    if problem is not None:
+        yield problem
+        return
+    name = src.name
+    produced = 0
+    records = 0
+    foreign = 0
+    had_error = False
+    said: set[str] = set()  # questions and notes are said once per file, not once per record
+    try:
+        for item in iter_json(src, max_record_chars=max_record_chars):
+            if isinstance(item, Problem):
+                had_error = had_error or item.severity == "error"
+                yield item
+                continue
+            value = item.value
+            if not isinstance(value, dict):
+                foreign += 1
+                yield Problem(name, item.place, f"a JSON {type(value).__name__}, not a {what} result object; skipped",
+                              "warning")
+                continue
+            if not is_record(value):
+                foreign += 1
+                yield Problem(name, item.place, f"not a {what} result (its keys do not match); skipped", "warning")
+                continue
+            records += 1
+            try:
+                for out in convert(value, item, name):
+                    if isinstance(out, Measurement):
+                        produced += 1
+                        out.source_file = name
+                        out.record_index = item.index
+                        yield finish(out)
+                    elif isinstance(out, Problem) and out.severity in ("question", "info"):
+                        if out.message not in said:
+                            said.add(out.message)
+                            yield out
+                    else:
+                        yield out
+            except (TypeError, ValueError, KeyError, AttributeError, OverflowError, ZeroDivisionError) as exc:
+                yield Problem(name, item.place, f"the record could not be read ({type(exc).__name__}: {exc}); "
+                              "skipped", "warning")
+    except OSError as exc:
+        yield Problem(name, "", f"the file could not be read to the end ({exc.strerror or exc})", "error")
+        return
+    if produced == 0 and not had_error:
+        if records:
+            yield Problem(name, "", f"no measurement could be taken from its {records} {what} record(s)", "error")
+        else:
+            yield Problem(name, "", f"no {what} results in this file", "error")
+
+
+# ----------------------------------------------------------------------------------- models
+_SIZE_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*([bBmM])(?![a-zA-Z])")
+_MOE_RE = re.compile(r"(\d+)x(\d+(?:\.\d+)?)[bB]")
+_ACTIVE_RE = re.compile(r"(\d+(?:\.\d+)?)[bB][.\-_]?[aA](\d+(?:\.\d+)?)[bB]")
+
+
+def params_from_name(name: str) -> tuple[float | None, float | None]:
+    """(total, active) parameters from names like 'Meta-Llama-3.1-8B-FP8', 'Qwen3-30B-A3B',
+    'Mixtral-8x7B'; (None, None) when the name has no size."""
+    text = name or ""
+    m = _ACTIVE_RE.search(text)
+    if m:
+        return float(m.group(1)) * 1e9, float(m.group(2)) * 1e9
+    m = _MOE_RE.search(text)
+    if m:
+        return int(m.group(1)) * float(m.group(2)) * 1e9, None
+    sizes = [(float(v), u.lower()) for v, u in _SIZE_RE.findall(text)]
+    if not sizes:
+        return None, None
+    value, unit = sizes[-1]
+    return value * (1e9 if unit == "b" else 1e6), None
+
+
+def precision_from_name(name: str) -> str | None:
+    t = (name or "").lower()
+    if re.search(r"nvfp4|mxfp4|\bfp4\b|[-_]fp4", t):
+        return "fp4"
+    if re.search(r"fp8|[-_]f8\b|w8a8", t):
+        return "fp8"
+    if re.search(r"awq|gptq|int4|w4a16|[-_]4bit|bnb[-_]4", t):
+        return "int4"
+    if re.search(r"int8|w8a16|[-_]8bit", t):
+        return "int8"
+    if re.search(r"bf16|bfloat16", t):
+        return "bf16"
+    if re.search(r"fp16|float16|[-_]f16\b", t):
+        return "fp16"
+    return None
+
+
+def model_guess(name: str) -> dict:
+    """Workload fields guessed from a model id, each marked as guessed."""
+    out: dict = {}
+    total, active = params_from_name(name)
+    if total:
+        out["params"] = total
+        out["params_from"] = "model name"
+    if active:
+        out["active_params"] = active
+        out["moe"] = True
+    precision = precision_from_name(name)
+    if precision:
+        out["precision"] = precision
+        out["precision_from"] = "model name"
+    return out

@@ -1,0 +1,301 @@
+"""llama.cpp `llama-bench -o json|jsonl` results (and the old schema of 2024 builds and the
+ik_llama.cpp fork, with per-backend booleans instead of `backends`).
+
+One record is one test: prompt processing ("pp512": n_prompt > 0, n_gen = 0) -> prefill tokens/s;
+generation ("tg128": n_prompt = 0, n_gen > 0) -> decode tokens/s of one user; combined "-pg"
+tests ("pp512+tg128") -> a blended rate kept under its own metric, never as generation speed.
+`n_depth` (tokens already in the KV cache) is kept as a condition of the workload.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+from gpudesk.core.benchmarks import matching
+from gpudesk.core.benchmarks._common import Item, has_keys, run_json
+from gpudesk.core.benchmarks.reader import Record
+from gpudesk.core.benchmarks.types import (
+    Measurement,
+    Numbers,
+    ParseResult,
+    Problem,
+    basename,
+    clean_scalar,
+    clean_text,
+    collect,
+    content_hash,
+    parse_int,
+)
+
+FORMAT = "llama-bench"
+OLD_BACKEND_FLAGS = ("cuda", "vulkan", "kompute", "metal", "sycl", "gpu_blas", "blas")
+_BACKEND_NAMES = {"cuda": "CUDA", "vulkan": "Vulkan", "kompute": "Kompute", "metal": "Metal", "sycl": "SYCL",
+                  "gpu_blas": "GPU BLAS", "blas": "BLAS"}
+_CPU_BACKENDS = {"cpu", "blas", "accelerate", "openblas", "rpc", "amx", ""}
+# architectures whose model_type does not say "MoE" although they are mixtures of experts
+_MOE_ARCHS = ("deepseek2", "deepseek3", "gpt-oss", "mixtral", "dbrx", "grok", "olmoe", "arctic", "jamba", "llama4",
+              "glm4moe", "ernie4_5-moe", "hunyuan-moe", "granitemoe", "minimax")
+_QUANT_RE = re.compile(
+    r"\b(all F32|F32|F16|BF16|MXFP4|NVFP4|TQ\d_\d|IQ\d_[A-Z0-9]+(?:_[A-Z0-9]+)*|Q\d_[A-Z0-9]+(?:_[A-Z0-9]+)*|Q\d_\d)\b"
+    r"(?:\s*-\s*(Small|Medium|Large|Extra Small))?")
+_SUFFIX = {"Small": "_S", "Medium": "_M", "Large": "_L", "Extra Small": "_XS"}
+_CONDITION_KEYS = ("n_threads", "cpu_mask", "cpu_strict", "poll", "type_k", "type_v", "n_gpu_layers", "n_cpu_moe",
+                   "split_mode", "main_gpu", "no_kv_offload", "flash_attn", "devices", "tensor_split",
+                   "tensor_buft_overrides", "use_mmap", "load_mode", "use_direct_io", "embeddings", "no_op_offload",
+                   "no_host", "mla_attn", "fused_moe", "repack", "rtr", "ser", "attn_max_batch", "f16_kv")
+
+
+def looks_like(head: str) -> bool:
+    return has_keys(head, "build_commit", "model_type") and has_keys(head, "n_prompt") and \
+        (has_keys(head, "avg_ts") or has_keys(head, "samples_ts") or has_keys(head, "n_gen"))
+
+
+def is_record(value: dict) -> bool:
+    return "model_type" in value and ("avg_ts" in value or "samples_ts" in value) and \
+        ("n_prompt" in value or "n_gen" in value)
+
+
+def parse(source, source_name: str | None = None, **_ignored) -> ParseResult:
+    return collect(iter_parse(source, source_name), FORMAT)
+
+
+def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
+    cache: dict = {}
+    return run_json(source, source_name, FORMAT, "llama-bench", is_record,
+                    lambda rec, item, name: convert(rec, item, name, cache))
+
+
+@lru_cache(maxsize=1024)
+def quantisation(model_type: str) -> str | None:
+    """'qwen2 7B Q4_K - Medium' -> 'Q4_K_M'; 'gpt-oss 20B MXFP4 MoE' -> 'MXFP4'; 'llama 7B F16' -> 'F16'."""
+    m = _QUANT_RE.search(model_type or "")
+    if not m:
+        return None
+    q = m.group(1).replace("all ", "")
+    return q + _SUFFIX.get(m.group(2) or "", "")
+
+
+def precision_of(quant: str | None) -> str | None:
+    """The estimator's precision for a GGUF quantisation: F16/BF16/F32 as such, Q8_0 int8, every
+    4-6-bit k-/i-quant and MXFP4 the 'q4' class (dequantised on the fly); None when unknown."""
+    if not quant:
+        return None
+    q = quant.upper()
+    if q in ("F32",):
+        return "fp32"
+    if q in ("F16",):
+        return "fp16"
+    if q in ("BF16",):
+        return "bf16"
+    if q.startswith("Q8"):
+        return "int8"
+    if q in ("MXFP4", "NVFP4") or re.match(r"^(I?Q[1-6]|TQ)", q):
+        return "q4"
+    return None
+
+
+@lru_cache(maxsize=1024)
+def _moe(model_type: str) -> tuple[bool, float | None]:
+    text = model_type or ""
+    m = re.search(r"\b\d+(?:\.\d+)?B\.A(\d+(?:\.\d+)?)B\b", text)
+    if m:
+        return True, float(m.group(1)) * 1e9
+    low = text.lower()
+    arch = low.split(" ", 1)[0]
+    if "moe" in low or re.search(r"\b\d+x\d+(?:\.\d+)?b\b", low) or arch.startswith(_MOE_ARCHS):
+        return True, None
+    return False, None
+
+
+def _backends(rec: dict) -> str:
+    if isinstance(rec.get("backends"), str) and rec["backends"].strip():
+        return clean_text(rec["backends"], 60)
+    names = [_BACKEND_NAMES[k] for k in OLD_BACKEND_FLAGS if rec.get(k) is True]
+    rpc = rec.get("rpc")
+    if rpc not in (None, False, "0", 0, "", "false"):
+        names.append("RPC")
+    return ",".join(names) or "CPU"
+
+
+def _is_cpu_backend(backends: str) -> bool:
+    parts = {p.strip().lower() for p in re.split(r"[,+ ]", backends)}
+    return parts <= _CPU_BACKENDS
+
+
+# Fields that change from test to test; everything else describes the setup and repeats in every
+# record of a file, so it is worked out once per distinct setup (see _setup).
+VARIABLE_KEYS = frozenset(("n_prompt", "n_gen", "n_depth", "test", "test_time", "avg_ns", "stddev_ns", "avg_ts",
+                           "stddev_ts", "samples_ns", "samples_ts"))
+_SETUP_CACHE_SIZE = 256
+
+
+@dataclass
+class _Setup:
+    workload: dict
+    conditions: dict
+    hardware_text: str
+    key: str
+    match: matching.Match
+    problems: list[Problem]
+    digest: str  # hash of the setup, part of every measurement's content hash
+
+
+def _setup(rec: dict, name: str, place: str, cache: dict) -> _Setup:
+    # records of one file list their keys in the same order: no need to sort them for the key
+    cache_key = tuple(kv for kv in rec.items() if kv[0] not in VARIABLE_KEYS)
+    try:
+        hit = cache.get(cache_key)
+    except TypeError:  # a list or object among the setup fields: no caching
+        cache_key, hit = None, None
+    if hit is not None:
+        return hit
+    problems: list[Problem] = []
+    num = Numbers(name, place, problems)
+    model_type = clean_text(rec.get("model_type") or "", 120)
+    quant = quantisation(model_type)
+    moe, active = _moe(model_type)
+    model_file = basename(rec.get("model_filename"))
+    workload = {
+        "model": re.sub(r"\.gguf$", "", model_file, flags=re.I) or model_type,
+        "model_type": model_type,
+        "model_file": model_file,
+        "params": num.get(rec, "model_n_params", positive=True),
+        "weights_bytes": num.get(rec, "model_size", positive=True),
+        "quantisation": quant,
+        "precision": precision_of(quant),
+        "batch": parse_int(rec.get("n_batch")),
+        "ubatch": parse_int(rec.get("n_ubatch")),
+        "concurrency": 1,
+    }
+    if moe:
+        workload["moe"] = True
+        if active:
+            workload["active_params"] = active
+    workload = {k: v for k, v in workload.items() if v is not None}
+
+    backends = _backends(rec)
+    gpu_info = clean_text(rec.get("gpu_info") or "", 300)
+    cpu_info = clean_text(rec.get("cpu_info") or "", 200)
+    conditions: dict = {"backend": backends}
+    build = rec.get("build_commit")
+    if build is not None:
+        conditions["build"] = clean_text(build, 40) + (f" ({clean_text(rec['build_number'], 20)})"
+                                                       if rec.get("build_number") is not None else "")
+    if cpu_info:
+        conditions["cpu"] = cpu_info
+    for k in _CONDITION_KEYS:
+        if k in rec:
+            value = clean_scalar(rec[k])
+            if value is not None or rec[k] is None:
+                conditions[k] = value
+    ngl = parse_int(rec.get("n_gpu_layers"))
+    n_cpu_moe = parse_int(rec.get("n_cpu_moe")) or 0
+    if (not gpu_info and _is_cpu_backend(backends)) or ngl == 0:
+        match = matching.cpu_only(cpu_info)
+        hardware_text = cpu_info
+        key = "cpu:" + cpu_info
+        if gpu_info and ngl == 0:
+            match = matching.Match(None, 0, "exact", f"no layers offloaded (n_gpu_layers = 0): a CPU run on "
+                                   f"{cpu_info or 'the CPU'} although {gpu_info} is present; kept, flagged",
+                                   cpu_only=True)
+        problems.append(Problem(name, place, f"a CPU-only run ({cpu_info or 'CPU not named'}): kept, flagged, not "
+                                "matched to an accelerator", "info"))
+    else:
+        count = None
+        devices = rec.get("devices")
+        if isinstance(devices, str) and devices.strip() and devices.strip().lower() not in ("auto", "none"):
+            count = len([d for d in re.split(r"[/,]", devices) if d.strip()])
+        elif str(rec.get("split_mode", "")).lower() == "none" and gpu_info.count(",") >= 1:
+            count = 1
+        match = matching.match_hardware(gpu_info, count)
+        hardware_text = gpu_info
+        key = "hw:" + gpu_info
+        if not gpu_info:
+            match = matching.Match(None, None, "ask", f"the record names no GPU (backend {backends}): which "
+                                   "accelerator ran it?")
+            key = "sig:llama-bench:" + backends + ":" + cpu_info
+        if n_cpu_moe > 0:
+            problems.append(Problem(name, place, f"{n_cpu_moe} expert layer(s) kept on the CPU (n_cpu_moe): a hybrid "
+                                    "CPU+GPU run", "info"))
+            conditions["hybrid"] = True
+    setup = _Setup(workload, conditions, hardware_text, key, match, problems,
+                   content_hash(FORMAT, workload, conditions, hardware_text))
+    if cache_key is not None:
+        if len(cache) >= _SETUP_CACHE_SIZE:
+            cache.clear()
+        cache[cache_key] = setup
+    return setup
+
+
+def convert(rec: dict, item: Record, name: str, cache: dict | None = None) -> Iterator[Item]:
+    cache = {} if cache is None else cache
+    setup = _setup(rec, name, item.place, cache)
+    problems: list[Problem] = []
+    if setup.problems:
+        problems.extend(setup.problems)
+        setup.problems = []  # said once per setup, not once per record
+    num = Numbers(name, item.place, problems)
+    n_prompt = parse_int(rec["n_prompt"]) if rec.get("n_prompt") is not None else 0
+    n_gen = parse_int(rec["n_gen"]) if rec.get("n_gen") is not None else 0
+    n_depth = parse_int(rec["n_depth"]) if rec.get("n_depth") is not None else 0
+    if n_prompt is None or n_gen is None or n_prompt < 0 or n_gen < 0:
+        yield from problems
+        yield Problem(name, item.place, "'n_prompt'/'n_gen' are not whole token counts; skipped", "warning")
+        return
+    if n_depth is None or n_depth < 0:
+        problems.append(Problem(name, item.place, "'n_depth' is not a whole token count: taken as 0", "warning"))
+        n_depth = 0
+    if n_prompt == 0 and n_gen == 0:
+        yield from problems
+        yield Problem(name, item.place, "a test with no prompt and no generated tokens (n_prompt = n_gen = 0); "
+                      "skipped", "warning")
+        return
+    rate = num.get(rec, "avg_ts", positive=True)
+    samples = rec.get("samples_ts") if isinstance(rec.get("samples_ts"), list) else []
+    if rate is None and samples:
+        finite = [v for v in (num.value(s, "samples_ts", positive=True) for s in samples[:10000]) if v is not None]
+        if finite:
+            rate = sum(finite) / len(finite)
+            problems.append(Problem(name, item.place, "'avg_ts' is missing: the mean of 'samples_ts' was used",
+                                    "info"))
+    if rate is None:
+        yield from problems
+        yield Problem(name, item.place, "no speed in the record ('avg_ts' and 'samples_ts' missing or not numbers); "
+                      "skipped", "warning")
+        return
+    if rate == 0:
+        yield from problems
+        yield Problem(name, item.place, "the speed is 0 tokens/s: the test did not run; skipped", "warning")
+        return
+    stddev = num.get(rec, "stddev_ts", positive=True)
+    if n_prompt > 0 and n_gen == 0:
+        metric, test = "prefill_tokens_per_s", f"pp{n_prompt}"
+    elif n_prompt == 0:
+        metric, test = "decode_tokens_per_s_per_user", f"tg{n_gen}"
+    else:
+        metric, test = "prompt_and_generation_tokens_per_s", f"pp{n_prompt}+tg{n_gen}"
+    if n_depth:
+        test += f" @ d{n_depth}"
+    declared = rec.get("test")
+    if isinstance(declared, str) and declared.strip() and declared.strip() != test.split(" @ ")[0]:
+        problems.append(Problem(name, item.place, f"'test' says {clean_text(declared, 40)!r} but the token counts say "
+                                f"{test!r}: the token counts were used", "warning"))
+    workload = {**setup.workload, "prompt_tokens": n_prompt, "gen_tokens": n_gen, "depth": n_depth, "test": test}
+    conditions = dict(setup.conditions)
+    conditions["repetitions"] = len(samples) if samples else None
+    if isinstance(rec.get("test_time"), str):
+        conditions["test_time"] = clean_text(rec["test_time"], 40)
+    match = setup.match
+    yield from problems
+    yield Measurement(
+        format=FORMAT, metric=metric, value=rate, unit="tokens/s", hardware_text=setup.hardware_text,
+        accelerator_id=match.accelerator_id, accelerator_count=match.count, match_confidence=match.confidence,
+        match_reason=match.reason, hardware_key=setup.key, cpu_only=match.cpu_only, statistic="mean", stddev=stddev,
+        workload=workload, conditions=conditions,
+        content_hash=hashlib.sha256(f"{setup.digest}|{metric}|{rate!r}|{stddev!r}|{n_prompt}|{n_gen}|{n_depth}|"
+                                    f"{conditions['repetitions']}|{conditions.get('test_time')}".encode()).hexdigest(),
+    )

@@ -1,0 +1,172 @@
+"""nccl-tests text output (`all_reduce_perf -b 8 -e 8G -f 2 -g 1`, also rccl-tests): the device
+lines name the GPUs (and, through their host names, the node count - host names themselves are never
+stored); the table gives, per message size, the time (µs, stored in seconds) and the algorithm and
+bus bandwidths (GB/s) out of place and in place; the footer the average bus bandwidth."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+
+from gpudesk.core.benchmarks import matching
+from gpudesk.core.benchmarks._common import Item, open_or_problem
+from gpudesk.core.benchmarks.reader import iter_lines
+from gpudesk.core.benchmarks.types import Measurement, ParseResult, Problem, collect, finish, parse_number
+
+FORMAT = "nccl-tests"
+MAX_ROWS = 10_000
+_DEVICE_RE = re.compile(r"^#\s*Rank\s+(\d+)\s+Group\s+(\d+)\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
+                        r"\[([^\]]*)\]\s+(.+?)\s*$")
+_HEADER_RE = re.compile(r"#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)")
+_OP_RE = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|scatter|gather|"
+                    r"hypercube)_perf\b")
+_TYPES = {"int8", "uint8", "int32", "uint32", "int64", "uint64", "half", "float", "double", "bfloat16", "fp8_e4m3",
+          "fp8_e5m2", "int", "char", "f8e4m3", "f8e5m2", "bf16", "fp16", "fp32", "fp64"}
+
+
+def looks_like(head: str) -> bool:
+    return bool(("out-of-place" in head and "busbw" in head) or "# Avg bus bandwidth" in head
+                or re.search(r"#\s+size\s+count\s+type", head))
+
+
+def parse(source, source_name: str | None = None, **_ignored) -> ParseResult:
+    return collect(iter_parse(source, source_name), FORMAT)
+
+
+def _row(line: str) -> dict | None:
+    parts = line.split()
+    if len(parts) not in (12, 13) or not parts[0].isdigit() or not parts[1].isdigit():
+        return None
+    has_root = len(parts) == 13
+    dtype, redop = parts[2], parts[3]
+    if dtype.lower() not in _TYPES and not re.fullmatch(r"[a-z0-9_]+", dtype):
+        return None
+    rest = parts[5:] if has_root else parts[4:]
+    if len(rest) != 8:
+        return None
+    row = {"size_bytes": int(parts[0]), "count": int(parts[1]), "dtype": dtype, "redop": redop,
+           "root": int(parts[4]) if has_root and re.fullmatch(r"-?\d+", parts[4]) else None}
+    for prefix, values in (("out", rest[:4]), ("in", rest[4:])):
+        row[prefix + "_time_us"] = parse_number(values[0])
+        row[prefix + "_algbw"] = parse_number(values[1])
+        row[prefix + "_busbw"] = parse_number(values[2])
+        row[prefix + "_wrong"] = values[3]
+    if all(row[k] is None for k in ("out_time_us", "out_busbw", "in_time_us", "in_busbw")):
+        return None
+    return row
+
+
+def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
+    src, problem = open_or_problem(source, source_name)
+    if problem is not None:
+        yield problem
+        return
+    name = src.name
+    devices: list[tuple[str, str]] = []  # (host, device name); hosts only counted
+    rows: list[tuple[int, dict]] = []
+    header: dict = {}
+    op = None
+    avg = None
+    wrong_total = 0
+    other = 0
+    first_other = 0
+    for number, line in iter_lines(src):
+        if line is None:
+            continue
+        text = line.strip()
+        if not text:
+            continue
+        if op is None:
+            m = _OP_RE.search(text)
+            if m:
+                op = m.group(1)
+        if text.startswith("#"):
+            m = _DEVICE_RE.match(text)
+            if m:
+                devices.append((m.group(4), " ".join(m.group(7).split())))
+                continue
+            m = _HEADER_RE.search(text)
+            if m:
+                header = {"n_threads": int(m.group(1)), "gpus_per_process": int(m.group(2)),
+                          "min_bytes": int(m.group(3)), "max_bytes": int(m.group(4))}
+                it = re.search(r"warmup iters:\s*(\d+)\s+iters:\s*(\d+)", text)
+                if it:
+                    header["warmup_iters"], header["iters"] = int(it.group(1)), int(it.group(2))
+                continue
+            m = re.search(r"Avg bus bandwidth\s*:\s*([^\s]+)", text)
+            if m:
+                avg = parse_number(m.group(1))
+                continue
+            m = re.search(r"Out of bounds values\s*:\s*(\d+)", text)
+            if m:
+                wrong_total = int(m.group(1))
+            continue
+        row = _row(text)
+        if row is not None:
+            if len(rows) < MAX_ROWS:
+                rows.append((number, row))
+            continue
+        other += 1
+        first_other = first_other or number
+    if not rows and avg is None:
+        yield Problem(name, "", "no nccl-tests result table (size, count, type, ... busbw) in this file", "error")
+        return
+    if other:
+        yield Problem(name, f"line {first_other}", f"{other} line(s) that are neither comments nor table rows (NCCL "
+                      "debug output, commands?) were skipped", "info")
+    if wrong_total:
+        yield Problem(name, "", f"'Out of bounds values: {wrong_total}': the test found wrong results; figures stored "
+                      "but flagged", "warning")
+    names = sorted({d for _h, d in devices})
+    hosts = len({h for h, _d in devices}) or None
+    ranks = len(devices) or None
+    per_process = header.get("gpus_per_process", 1)
+    count = ranks * per_process if ranks else None
+    if len(names) == 1:
+        match = matching.match_hardware(names[0], count)
+        hardware_text = names[0]
+    elif names:
+        match = matching.match_hardware(", ".join(names), count)
+        hardware_text = ", ".join(names)
+    else:
+        match = matching.Match(None, None, "ask", "the log has no '# Rank ... device' lines naming the GPUs")
+        hardware_text = ""
+        yield Problem(name, "", "the log does not name the GPUs (no '# Rank ... device' lines): which accelerator and "
+                      "how many? Answer with --gpu ID --count N", "question")
+    if op is None:
+        yield Problem(name, "", "the collective is not named in the log (no '*_perf' command line): stored as "
+                      "'unknown'", "warning")
+    yield Problem(name, "", "the log does not say how the GPUs are connected (NVLink, PCIe, InfiniBand, RoCE ...)"
+                  + (f" across its {hosts} nodes" if hosts and hosts > 1 else ""), "info")
+    key = ("hw:" + hardware_text) if hardware_text else "sig:nccl-tests"
+    # one fingerprint per run, so that identical figures of different runs are not taken for duplicates
+    run_id = hashlib.sha256(repr([r for _n, r in rows] + [avg, hardware_text, count]).encode()).hexdigest()[:16]
+    conditions = {"collective": op or "unknown", "nodes": hosts, "ranks": ranks, **header, "run": run_id}
+    conditions = {k: v for k, v in conditions.items() if v is not None}
+
+    def make(metric, value, unit, workload, statistic="mean", index=0):
+        m = Measurement(format=FORMAT, metric=metric, value=value, unit=unit, source_file=name, record_index=index,
+                        hardware_text=hardware_text, accelerator_id=match.accelerator_id, accelerator_count=match.count,
+                        match_confidence=match.confidence, match_reason=match.reason, hardware_key=key,
+                        statistic=statistic, workload=workload, conditions=dict(conditions))
+        return finish(m)
+
+    index = 0
+    for _number, row in rows:
+        for prefix, placement in (("out", "out-of-place"), ("in", "in-place")):
+            workload = {"collective": op or "unknown", "size_bytes": row["size_bytes"], "count": row["count"],
+                        "dtype": row["dtype"], "redop": row["redop"], "placement": placement}
+            if row["root"] is not None and row["root"] >= 0:
+                workload["root"] = row["root"]
+            t = row[prefix + "_time_us"]
+            if t is not None and t > 0:
+                yield make("collective_time_s", t * 1e-6, "s", dict(workload), index=index)
+            for metric, key_ in (("busbw_gbs", "_busbw"), ("algbw_gbs", "_algbw")):
+                value = row[prefix + key_]
+                if value is not None and value >= 0:
+                    yield make(metric, value, "GB/s", dict(workload), index=index)
+        index += 1
+    if avg is not None:
+        yield make("avg_busbw_gbs", avg, "GB/s", {"collective": op or "unknown"},
+                   statistic="mean over sizes", index=index)

@@ -1,0 +1,378 @@
+"""Reading result files safely: a path or a text, checked for size and binary content, read as a
+stream so that memory stays bounded however large the file.
+
+`iter_json` finds the JSON values in a text however the tool wrote them - one object, an array
+(also one cut off by a crash), JSON Lines, objects appended one after another, log lines around
+them - and hands over one top-level record at a time, decoding with `json.JSONDecoder.raw_decode`
+over a sliding buffer. `iter_lines` reads text logs line by line with a cap on the line length.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from gpudesk.core.benchmarks.types import Problem, source_label
+
+MAX_FILE_BYTES = 1 << 30  # files above 1 GiB are refused
+MAX_RECORD_CHARS = 256 << 20  # one JSON value (e.g. a vLLM --save-detailed result) above 256 MiB is refused
+MAX_LINE_CHARS = 1 << 20  # text-log lines above 1 MiB are skipped
+HEAD_CHARS = 64 << 10  # what format detection looks at
+CHUNK_CHARS = 1 << 16
+
+_MAGIC = (
+    (b"\x1f\x8b", "a gzip-compressed file: decompress it first (gunzip)"),
+    (b"PK\x03\x04", "a zip archive: extract the result file from it first"),
+    (b"\xfd7zXZ\x00", "an xz-compressed file: decompress it first (unxz)"),
+    (b"BZh", "a bzip2-compressed file: decompress it first (bunzip2)"),
+    (b"\x28\xb5\x2f\xfd", "a zstd-compressed file: decompress it first (unzstd)"),
+    (b"SQLite format 3\x00", "an SQLite database, not a benchmark result"),
+    (b"%PDF", "a PDF document, not a benchmark result"),
+    (b"\x89PNG", "a PNG image, not a benchmark result"),
+    (b"\xff\xd8\xff", "a JPEG image, not a benchmark result"),
+    (b"GGUF", "a GGUF model file, not a benchmark result"),
+)
+
+
+class SourceError(Exception):
+    """A file that cannot be read at all; `problem` says why, naming the file."""
+
+    def __init__(self, problem: Problem):
+        self.problem = problem
+        super().__init__(str(problem))
+
+
+@dataclass
+class Source:
+    """A result file (`path`) or a text handed over directly (`text`), with the name used in messages."""
+
+    name: str
+    path: Path | None = None
+    text: str | None = None
+
+    def size(self) -> int:
+        if self.path is not None:
+            return self.path.stat().st_size
+        return len((self.text or "").encode("utf-8", "surrogatepass"))
+
+    def open(self) -> TextIO:
+        if self.path is not None:
+            return open(self.path, encoding="utf-8-sig", errors="replace", newline=None)  # noqa: SIM115
+        text = self.text or ""
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        return io.StringIO(text.replace("\r\n", "\n").replace("\r", "\n"))
+
+    def head(self, chars: int = HEAD_CHARS) -> str:
+        with self.open() as handle:
+            return handle.read(chars)
+
+
+def open_source(source, source_name: str | None = None, max_bytes: int | None = None) -> Source:
+    """A checked Source: raises SourceError for a missing, oversized, empty or binary file."""
+    name = source_label(source, source_name)
+    if isinstance(source, bytes | bytearray):
+        _check_bytes(bytes(source[:8192]), name)
+        return Source(name, text=bytes(source).decode("utf-8-sig", errors="replace"))
+    if isinstance(source, str) and ("\n" in source or source.lstrip().startswith(("{", "[")) or len(source) > 4096):
+        return Source(name, text=source)
+    path = Path(os.fspath(source))
+    if not path.exists():
+        raise SourceError(Problem(name, "", "the file does not exist", "error"))
+    if path.is_dir():
+        raise SourceError(Problem(name, "", "this is a folder, not a file: name the result files in it", "error"))
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as handle:
+            head = handle.read(8192)
+    except OSError as exc:
+        raise SourceError(Problem(name, "", f"the file cannot be read ({exc.strerror or exc})", "error")) from exc
+    limit = MAX_FILE_BYTES if max_bytes is None else max_bytes
+    if size > limit:
+        raise SourceError(Problem(name, "", f"the file is {_size(size)}, more than the {_size(limit)} gpudesk "
+                                  "imports; split it (JSON Lines can be cut at any line) or keep only the runs you need",
+                                  "error"))
+    if size == 0:
+        raise SourceError(Problem(name, "", "the file is empty", "error"))
+    _check_bytes(head, name)
+    return Source(name, path=path)
+
+
+def _check_bytes(head: bytes, name: str) -> None:
+    for magic, what in _MAGIC:
+        if head.startswith(magic):
+            raise SourceError(Problem(name, "byte 0", f"this is {what}", "error"))
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise SourceError(Problem(name, "byte 0", "the file is UTF-16 text: save it as UTF-8 and import it again",
+                                  "error"))
+    if b"\x00" in head:
+        nul = head.index(b"\x00")
+        raise SourceError(Problem(name, f"byte {nul}", "the file is binary (it contains NUL bytes), "
+                                  "not the text or JSON a benchmark tool writes", "error"))
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not just a character cut at the end of the sample
+            bad = sum(1 for b in head if b < 9 or 13 < b < 32)
+            what = "binary" if bad or exc.start < 64 else "not UTF-8 text"
+            raise SourceError(Problem(name, f"byte {exc.start}", f"the file is {what} (invalid UTF-8 at this byte), "
+                                      "not the text or JSON a benchmark tool writes", "error")) from exc
+    controls = sum(1 for b in head if b < 9 or 13 < b < 27 or 27 < b < 32)
+    if head and controls > max(8, len(head) // 50):
+        raise SourceError(Problem(name, "", "the file is binary (control characters), not the text or JSON a "
+                                  "benchmark tool writes", "error"))
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+# ----------------------------------------------------------------------------------- JSON values
+@dataclass
+class Record:
+    value: object
+    index: int  # 0-based position among the file's records
+    line: int  # 1-based line where the record starts
+    in_array: bool
+
+    @property
+    def place(self) -> str:
+        return f"record {self.index} (line {self.line})"
+
+
+_WS = " \t\n\r"
+
+
+class _Buffer:
+    """A sliding window over a text stream that knows the line number of every position."""
+
+    def __init__(self, stream: TextIO, chunk: int):
+        self.stream = stream
+        self.chunk = chunk
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+        self.base_line = 1  # line number of buf[0]
+        self.base_col = 0  # characters before buf[0] on its line
+        self._line_pos = 0
+        self._line_no = 1
+
+    def more(self, at_least: int = 0) -> bool:
+        """Read more text; keep buf[pos:]. Returns False at the end of the stream."""
+        if self.eof:
+            return False
+        if self.pos:
+            self.base_line = self.line_at(self.pos)
+            nl = self.buf.rfind("\n", 0, self.pos)
+            self.base_col = self.pos - nl - 1 if nl >= 0 else self.base_col + self.pos
+            self.buf = self.buf[self.pos:]
+            self.pos = 0
+            self._line_pos, self._line_no = 0, self.base_line
+        size = max(self.chunk, at_least)
+        data = self.stream.read(size)
+        if not data:
+            self.eof = True
+            return False
+        self.buf += data
+        return True
+
+    def line_at(self, index: int) -> int:
+        if index < self._line_pos:
+            self._line_pos, self._line_no = 0, self.base_line
+        self._line_no += self.buf.count("\n", self._line_pos, index)
+        self._line_pos = index
+        return self._line_no
+
+    def column_at(self, index: int) -> int:
+        """1-based column of buf[index] on its line."""
+        nl = self.buf.rfind("\n", 0, index)
+        return index - nl if nl >= 0 else self.base_col + index + 1
+
+    def skip_ws(self, extra: str = "") -> bool:
+        """Move past whitespace (and `extra` characters); False when the stream has ended."""
+        chars = _WS + extra
+        while True:
+            n = len(self.buf)
+            p = self.pos
+            while p < n and self.buf[p] in chars:
+                p += 1
+            self.pos = p
+            if p < n:
+                return True
+            if not self.more():
+                return False
+
+    def skip_line(self) -> bool:
+        """Move to the start of the next line; False when the stream ended first."""
+        while True:
+            nl = self.buf.find("\n", self.pos)
+            if nl >= 0:
+                self.pos = nl + 1
+                return True
+            self.pos = len(self.buf)
+            if not self.more():
+                return False
+
+
+def iter_json(source: Source, *, max_record_chars: int | None = None,
+              chunk: int = CHUNK_CHARS) -> Iterator[Record | Problem]:
+    """Every top-level JSON record of the source (array elements one by one), and Problems for what
+    could not be read. Never raises for bad content."""
+    limit = MAX_RECORD_CHARS if max_record_chars is None else max_record_chars
+    name = source.name
+    decoder = json.JSONDecoder()
+    with source.open() as stream:
+        b = _Buffer(stream, chunk)
+        index = 0
+        in_array = False
+        array_line = 0
+        array_items = 0
+        noise_lines = 0
+        noise_first = 0
+        while True:
+            if not b.skip_ws("," if in_array else ""):
+                break
+            c = b.buf[b.pos]
+            start_line = b.line_at(b.pos)
+            if in_array and c == "]":
+                in_array = False
+                b.pos += 1
+                continue
+            if not in_array and c not in "{[":
+                if not noise_lines:
+                    noise_first = start_line
+                noise_lines += 1
+                if not b.skip_line():
+                    break
+                continue
+            if not in_array and c == "[":
+                # an array of records - or a log line such as "[INFO] ...": decide on its first element
+                b.pos += 1
+                if not b.skip_ws():
+                    yield Problem(name, f"line {start_line}", "the file ends right after '[': no records", "warning")
+                    break
+                if b.buf[b.pos] in "{[]":
+                    in_array = True
+                    array_line = start_line
+                    array_items = 0
+                    continue
+                if not noise_lines:
+                    noise_first = start_line
+                noise_lines += 1
+                # skip the rest of the '[' line (if the first element is on a later line, we are past it)
+                if b.line_at(b.pos) == start_line and not b.skip_line():
+                    break
+                continue
+            # decode one value starting at b.pos
+            value, problem = _decode(b, decoder, limit, name, start_line, index, in_array)
+            if problem is not None:
+                yield problem
+                index += 1
+                if problem.severity == "error" and "larger than" in problem.message:
+                    return
+                if b.eof and b.pos >= len(b.buf):
+                    break
+                # resynchronise: skip to the next line that starts a record
+                if in_array:
+                    in_array = _resync(b)
+                elif not b.skip_line():
+                    break
+                continue
+            if in_array:
+                array_items += 1
+            yield Record(value, index, start_line, in_array)
+            index += 1
+        if in_array:
+            yield Problem(name, f"line {array_line}", f"the array that starts here is not closed with ']': the file "
+                          f"was cut off (a crashed or killed run?); the {array_items} complete record(s) before the "
+                          "cut were kept", "warning")
+        if noise_lines:
+            yield Problem(name, f"line {noise_first}", f"{noise_lines} line(s) that are not JSON (log output?) were "
+                          "skipped", "info")
+
+
+_PARTIAL_TAIL = re.compile(r"[\w.+\-]*\s*")
+
+
+def _decode(b: _Buffer, decoder: json.JSONDecoder, limit: int, name: str, line: int, index: int,
+            in_array: bool) -> tuple[object, Problem | None]:
+    start = b.pos
+    while True:
+        try:
+            value, end = decoder.raw_decode(b.buf, b.pos)
+        except json.JSONDecodeError as exc:
+            # the value is cut off (rather than broken) when the error sits in a partial literal or
+            # number at the very end of what has been read, or inside a string that runs to the end
+            incomplete = (exc.msg.startswith("Unterminated string")
+                          or _PARTIAL_TAIL.fullmatch(b.buf, exc.pos) is not None)
+            if incomplete and not b.eof:
+                pending = len(b.buf) - b.pos
+                if pending > limit:
+                    return None, Problem(name, f"record {index} (line {line})", f"one JSON value is larger than "
+                                         f"{_size(limit)}; gpudesk does not read values this large (per-request "
+                                         "details? re-run without --save-detailed/--output-details)", "error")
+                b.more(at_least=pending)  # grow geometrically: each retry at least doubles the window
+                start = b.pos
+                continue
+            if incomplete:
+                what = ("the array's last record is incomplete" if in_array else "the last record is incomplete")
+                b.pos = len(b.buf)
+                return None, Problem(name, f"record {index} (line {line})", f"{what}: the file ends inside it "
+                                     "(cut off?); it was skipped", "warning")
+            err_line = b.line_at(exc.pos)
+            col = b.column_at(exc.pos)
+            b.pos = start  # the caller resumes on the line after the record's first line
+            return None, Problem(name, f"record {index} (line {line})", f"not valid JSON: {exc.msg} at line "
+                                 f"{err_line}, column {col}; skipped", "warning")
+        except RecursionError:
+            b.pos = start
+            return None, Problem(name, f"record {index} (line {line})", "the JSON is nested too deeply; skipped",
+                                 "warning")
+        b.pos = end
+        return value, None
+
+
+def _resync(b: _Buffer) -> bool:
+    """After a broken record (b.pos at its start): skip to the next line starting with '{' (a
+    record) or ']' (the end of the array). Returns True if still inside the array."""
+    while b.skip_line():
+        if not b.skip_ws():
+            return False
+        c = b.buf[b.pos]
+        if c == "{":
+            return True
+        if c == "]":
+            b.pos += 1
+            return False
+    return False
+
+
+# ----------------------------------------------------------------------------------- text lines
+def iter_lines(source: Source, max_line: int = MAX_LINE_CHARS) -> Iterator[tuple[int, str | None]]:
+    """(line number, text without the newline) for every line; text None for a line longer than
+    `max_line` (skipped without holding it in memory)."""
+    with source.open() as stream:
+        number = 0
+        while True:
+            line = stream.readline(max_line)
+            if not line:
+                return
+            number += 1
+            if not line.endswith("\n") and len(line) >= max_line:
+                while True:
+                    rest = stream.readline(max_line)
+                    if not rest or rest.endswith("\n"):
+                        break
+                yield number, None
+                continue
+            yield number, line.rstrip("\n")

@@ -1,0 +1,724 @@
+"""Storing imported benchmark results in the catalogue's database.
+
+`import_files` reads each file with the importer its content calls for, resolves the hardware
+(the file's own words, the user's remembered answers, the CLI's --gpu/--count) and writes the new
+measurements in one transaction per file: a file that fails changes nothing. The same file is
+never imported twice (SHA-256 of its bytes), and the same figure is never stored twice (content
+hash of each measurement). Files stream through in batches with bulk inserts, so a file of a
+million records needs no more memory than one of ten. A dry run does all of it and rolls back.
+
+What is stored holds no local paths (base names only), host names, environment variables or
+generated texts: the importers keep only the keys they know.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import Connection, delete, func, insert, select, update
+
+from gpudesk.core.benchmarks import detect as detect_mod
+from gpudesk.core.benchmarks import mlperf
+from gpudesk.core.benchmarks.models import BenchAnswer, BenchImport, BenchMeasurement
+from gpudesk.core.benchmarks.reader import Source, SourceError, open_source
+from gpudesk.core.benchmarks.types import Measurement, Problem, clean_text
+
+BATCH = 2000
+HASH_CHUNK = 900  # content hashes per IN (...) query
+MAX_PROBLEMS_PER_FILE = 200
+MAX_HARDWARE_PER_FILE = 100  # distinct hardware entries listed in a file's report
+MODEL_FIELDS = ("model", "params", "active_params", "weights_bytes", "precision", "quantisation", "layers",
+                "d_model", "heads", "kv_heads", "vocab", "prompt_tokens", "gen_tokens", "concurrency", "seq_len")
+
+IMPORTED, NOTHING_NEW, ALREADY, CONTEXT, FAILED = "imported", "nothing new", "already imported", "context", "failed"
+
+
+# ----------------------------------------------------------------------------------- reports
+@dataclass
+class FileReport:
+    """What happened to one file: what was read, stored and skipped, and why."""
+
+    file: str  # as given
+    name: str  # base name (what is stored)
+    format: str | None = None
+    status: str = FAILED
+    read: int = 0  # measurements read from the file
+    stored: int = 0
+    duplicates: int = 0  # read but already stored (same figure from an earlier file or this one)
+    import_id: int | None = None
+    previous_import: dict | None = None  # for "already imported": when and what
+    metrics: Counter = field(default_factory=Counter)
+    hardware: Counter = field(default_factory=Counter)  # (text, id, count, confidence, reason, source) -> n
+    problems: list[Problem] = field(default_factory=list)
+    extra_problems: int = 0
+    size_bytes: int = 0
+    dry_run: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status != FAILED
+
+    @property
+    def unresolved(self) -> int:
+        return sum(n for key, n in self.hardware.items() if key[1] is None and key[3] != "exact")
+
+    def add_problem(self, problem: Problem) -> None:
+        if len(self.problems) < MAX_PROBLEMS_PER_FILE:
+            self.problems.append(problem)
+        else:
+            self.extra_problems += 1
+
+    def summary(self) -> str:
+        if self.status == ALREADY:
+            prev = self.previous_import or {}
+            return (f"already imported on {prev.get('imported_at', '?')[:10]} (import #{prev.get('id')}, "
+                    f"{prev.get('stored', 0)} measurements): nothing new stored")
+        if self.status == CONTEXT:
+            return "nothing to import (a description file, used for the results imported with it)"
+        if self.status == FAILED:
+            return "not imported: " + (self.errors[0].message if self.errors else "see the problems")
+        bits = [f"read {self.read} measurement(s)"]
+        if self.stored:
+            bits.append(f"{'would store' if self.dry_run else 'stored'} {self.stored}")
+        if self.duplicates:
+            bits.append(f"{self.duplicates} already stored (skipped)")
+        if self.status == NOTHING_NEW:
+            bits.append("nothing new")
+        return ", ".join(bits)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    def hardware_list(self) -> list[dict]:
+        out = []
+        for (text, acc, count, confidence, reason, source), n in sorted(self.hardware.items(), key=lambda kv: -kv[1]):
+            out.append({"hardware_text": text, "accelerator_id": acc, "count": count, "confidence": confidence,
+                        "reason": reason, "source": source, "measurements": n})
+        return out
+
+    def to_json(self) -> dict:
+        return {
+            "file": self.file,
+            "name": self.name,
+            "format": self.format,
+            "format_name": detect_mod.describe(self.format) if self.format else None,
+            "status": self.status,
+            "ok": self.ok,
+            "read": self.read,
+            "stored": self.stored,
+            "skipped_duplicates": self.duplicates,
+            "summary": self.summary(),
+            "dry_run": self.dry_run,
+            "import_id": self.import_id,
+            "previous_import": self.previous_import,
+            "metrics": dict(sorted(self.metrics.items())),
+            "hardware": self.hardware_list(),
+            "problems": [p.to_json() for p in self.problems],
+            "problems_not_listed": self.extra_problems,
+        }
+
+
+@dataclass
+class ImportReport:
+    files: list[FileReport] = field(default_factory=list)
+    dry_run: bool = False
+    problems: list[Problem] = field(default_factory=list)  # about the whole import (a bad --gpu)
+
+    @property
+    def ok(self) -> bool:
+        """False when any file could not be imported (or the import as a whole was refused)."""
+        return not any(p.severity == "error" for p in self.problems) and all(f.ok for f in self.files)
+
+    @property
+    def stored(self) -> int:
+        return sum(f.stored for f in self.files)
+
+    @property
+    def read(self) -> int:
+        return sum(f.read for f in self.files)
+
+    def to_json(self) -> dict:
+        return {
+            "ok": self.ok,
+            "dry_run": self.dry_run,
+            "files": [f.to_json() for f in self.files],
+            "read": self.read,
+            "stored": self.stored,
+            "failed": sum(1 for f in self.files if not f.ok),
+            "problems": [p.to_json() for p in self.problems],
+        }
+
+    def format_text(self) -> str:
+        lines = []
+        failed = sum(1 for f in self.files if not f.ok)
+        verb = "would store" if self.dry_run else "stored"
+        head = f"{len(self.files)} file(s): {self.read} measurement(s) read, {verb} {self.stored}"
+        if failed:
+            head += f", {failed} file(s) not imported"
+        if self.dry_run:
+            head += " (dry run: nothing was written)"
+        lines.append(head)
+        for p in self.problems:
+            lines.append(f"  ! {p.message}")
+        for f in self.files:
+            what = detect_mod.describe(f.format) if f.format else "unrecognised"
+            lines.append(f"{f.name} [{what}]: {f.summary()}")
+            if f.metrics:
+                lines.append("    metrics: " + ", ".join(f"{k} ×{v}" for k, v in sorted(f.metrics.items())))
+            for hw in f.hardware_list():
+                if hw["accelerator_id"]:
+                    text = f"{hw['count'] or '?'} × {hw['accelerator_id']}"
+                elif hw["confidence"] == "exact":
+                    text = "no accelerator"
+                else:
+                    text = "unknown hardware"
+                lines.append(f"    hardware: {text} ({hw['confidence']}; {hw['reason']})")
+            for p in f.problems:
+                mark = {"error": "!", "warning": "-", "question": "?", "info": "·"}.get(p.severity, "-")
+                place = f"{p.place}: " if p.place else ""
+                lines.append(f"    {mark} {place}{p.message}")
+            if f.extra_problems:
+                lines.append(f"    - {f.extra_problems} more problem(s) not listed")
+        return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------------- hardware answers
+class _Hardware:
+    """Resolves each measurement's hardware against the catalogue, remembered answers and the CLI."""
+
+    def __init__(self, ids: set[str], answers: dict[str, tuple], gpu: str | None, count: int | None):
+        self.ids = ids
+        self.answers = answers
+        self.gpu = gpu
+        self.count = count
+        self.cache: dict[tuple, tuple] = {}
+        self.new_answers: dict[str, tuple[str, int | None]] = {}
+        self.ignored: set[tuple] = set()  # (hardware text, its variants) the --gpu answer did not fit
+
+    def apply(self, m: Measurement) -> str:
+        key = (m.hardware_key, m.accelerator_id, m.accelerator_count, m.match_confidence, m.cpu_only)
+        hit = self.cache.get(key)
+        if hit is None:
+            hit = self._resolve(m)
+            if len(self.cache) > 10_000:
+                self.cache.clear()
+            self.cache[key] = hit
+        m.accelerator_id, m.accelerator_count, m.match_confidence, m.match_reason, source = hit[0], hit[1], hit[2], \
+            hit[3] or m.match_reason, hit[4]
+        return source
+
+    def _resolve(self, m: Measurement) -> tuple:
+        if m.cpu_only:
+            return m.accelerator_id, m.accelerator_count, m.match_confidence, None, "file"
+        acc, count, conf = m.accelerator_id, m.accelerator_count, m.match_confidence
+        if conf == "exact" and acc in self.ids:
+            if count is None and self.count:
+                return acc, self.count, conf, None, "file"
+            return acc, count, conf, None, "file"
+        if self.gpu:
+            from gpudesk.core.benchmarks.matching import match_hardware
+
+            candidates = match_hardware(m.hardware_text, ids=self.ids).candidates if m.hardware_text else ()
+            if not candidates or self.gpu in candidates:
+                n = self.count or count or 1
+                reason = f"given on the command line (--gpu {self.gpu}" + (
+                    f" --count {self.count})" if self.count else ")")
+                if m.hardware_key:
+                    self.new_answers[m.hardware_key] = (self.gpu, n)
+                return self.gpu, n, "exact", reason, "cli"
+            self.ignored.add((m.hardware_text, candidates))
+        answer = self.answers.get(m.hardware_key)
+        if answer is not None and answer[0] and answer[0] in self.ids:
+            n = answer[1] or count or 1
+            return answer[0], n, "exact", f"your earlier answer for this hardware ({answer[2][:10] or 'undated'})", \
+                "answer"
+        if acc is not None and acc not in self.ids:
+            return None, count, "ask", f"'{acc}' is not in your catalogue", "file"
+        if self.count and count is None:
+            return acc, self.count, conf, None, "file"
+        return acc, count, conf, None, "file"
+
+
+def _load_answers(conn: Connection) -> dict[str, tuple]:
+    rows = conn.execute(select(BenchAnswer.key, BenchAnswer.accelerator_id, BenchAnswer.accelerator_count,
+                               BenchAnswer.updated_at, BenchAnswer.model))
+    return {r[0]: (r[1], r[2], r[3] or "", r[4] or {}) for r in rows}
+
+
+def _remember(conn: Connection, key: str, accelerator_id: str | None, count: int | None,
+              model: dict | None = None) -> None:
+    now = _now()
+    row = conn.execute(select(BenchAnswer.key, BenchAnswer.model).where(BenchAnswer.key == key)).first()
+    if row is None:
+        conn.execute(insert(BenchAnswer).values(key=key, accelerator_id=accelerator_id, accelerator_count=count,
+                                                model=model or {}, updated_at=now))
+        return
+    values: dict = {"updated_at": now}
+    if accelerator_id is not None:
+        values["accelerator_id"] = accelerator_id
+        values["accelerator_count"] = count
+    if model:
+        values["model"] = {**(row[1] or {}), **model}
+    conn.execute(update(BenchAnswer).where(BenchAnswer.key == key).values(**values))
+
+
+# ----------------------------------------------------------------------------------- import
+def import_files(catalogue, paths: Sequence, dry_run: bool = False, gpu: str | None = None, count: int | None = None,
+                 *, max_bytes: int | None = None) -> ImportReport:
+    """Import result files into the catalogue's database (see the module docstring). `gpu`/`count`
+    answer "which hardware?" for files that do not name it (or name it ambiguously); the answer
+    is remembered for the next files of the same hardware or signature."""
+    report = ImportReport(dry_run=dry_run)
+    ids = {r["id"] for r in catalogue.items("accelerators")}
+    if gpu is not None:
+        gpu = gpu.strip()
+        if gpu not in ids:
+            close = sorted(i for i in ids if gpu.lower() in i or i in gpu.lower())[:5]
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            report.problems.append(Problem("", "--gpu", f"'{gpu}' is not an accelerator in the catalogue{hint}; "
+                                           "nothing was imported", "error"))
+    if count is not None and count < 0:
+        report.problems.append(Problem("", "--count", f"{count} is not a device count; nothing was imported", "error"))
+    if report.problems:
+        for path in paths:
+            report.files.append(FileReport(str(path), Path(str(path)).name, status=FAILED,
+                                           problems=[Problem(Path(str(path)).name, "", "not imported: see the "
+                                                             "problems with the command-line answers", "error")]))
+        return report
+    paths = list(paths)
+    systems = _systems_among(paths)
+    for path in paths:
+        report.files.append(_import_one(catalogue, path, dry_run, ids, gpu, count, max_bytes, systems))
+    return report
+
+
+def _systems_among(paths: list) -> list[dict]:
+    """MLPerf system descriptions among the files being imported (they name the results' hardware)."""
+    out = []
+    for path in paths:
+        try:
+            p = Path(path)
+            if not p.is_file() or p.stat().st_size > 1 << 20:
+                continue
+            head = p.read_text(encoding="utf-8", errors="replace")[:16384]
+        except (OSError, TypeError, ValueError):
+            continue
+        if mlperf.looks_like_system(head):
+            info, _ = mlperf.read_system(p)
+            if info:
+                out.append(info)
+    return out
+
+
+def _file_hash(src: Source) -> tuple[str, int]:
+    h = hashlib.sha256()
+    size = 0
+    if src.path is not None:
+        with open(src.path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                h.update(chunk)
+                size += len(chunk)
+    else:
+        data = (src.text or "").encode("utf-8", "surrogatepass")
+        h.update(data)
+        size = len(data)
+    return h.hexdigest(), size
+
+
+def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_bytes, systems) -> FileReport:
+    shown = str(path)
+    fr = FileReport(shown, Path(shown).name, dry_run=dry_run)
+    try:
+        src = open_source(path, None, max_bytes)
+    except SourceError as exc:
+        fr.add_problem(exc.problem)
+        return fr
+    fr.name = src.name
+    try:
+        file_hash, fr.size_bytes = _file_hash(src)
+    except OSError as exc:
+        fr.add_problem(Problem(src.name, "", f"the file cannot be read ({exc.strerror or exc})", "error"))
+        return fr
+    with catalogue.engine.connect() as conn:
+        prev = conn.execute(select(BenchImport.id, BenchImport.imported_at, BenchImport.stored, BenchImport.format)
+                            .where(BenchImport.file_hash == file_hash)).first()
+    if prev is not None:
+        fr.status = ALREADY
+        fr.format = prev[3]
+        fr.previous_import = {"id": prev[0], "imported_at": prev[1], "stored": prev[2]}
+        fr.add_problem(Problem(src.name, "", f"this file was already imported on {prev[1][:10]} (import #{prev[0]}): "
+                               "nothing new stored", "info"))
+        return fr
+
+    system = None
+    head = ""
+    try:
+        head = src.head()
+    except OSError:
+        pass
+    fmt = detect_mod.detect(head)
+    if fmt in ("mlperf-inference", "mlperf-training") and systems:
+        # the system description imported with it: the only one, or the one its file name names;
+        # otherwise the one found beside it (iter_any looks), else the importer asks
+        named = [s for s in systems if s.get("system_name") and s["system_name"] in src.name]
+        system = systems[0] if len(systems) == 1 else (named[0] if len(named) == 1 else None)
+        if system is not None:
+            fr.add_problem(Problem(src.name, "", f"hardware taken from the system description "
+                                   f"{system.get('system_file', '')} imported with it", "info"))
+    fmt, items = detect_mod.iter_any(None, src=src, system=system)
+    fr.format = fmt
+
+    conn = catalogue.engine.connect()
+    trans = conn.begin()
+    try:
+        _store_stream(conn, fr, src, file_hash, fmt, items, ids, gpu, count, dry_run)
+        if dry_run or fr.status == FAILED:
+            trans.rollback()
+        else:
+            trans.commit()
+    except Exception as exc:  # noqa: BLE001 - a failing file must change nothing and be reported, not crash
+        trans.rollback()
+        fr.status = FAILED
+        fr.stored = 0
+        fr.add_problem(Problem(src.name, "", f"the import failed and was undone ({type(exc).__name__}: "
+                               f"{clean_text(str(exc), 300)})", "error"))
+    finally:
+        conn.close()
+    if fr.status == FAILED:
+        fr.stored = 0
+        fr.import_id = None
+    return fr
+
+
+def _store_stream(conn: Connection, fr: FileReport, src: Source, file_hash: str, fmt: str | None,
+                  items: Iterator, ids: set[str], gpu, count, dry_run: bool) -> None:
+    answers = _load_answers(conn)
+    hardware = _Hardware(ids, answers, gpu, count)
+    import_id: int | None = None
+    batch: list[Measurement] = []
+    errors = 0
+    context = False
+    hardware_questions: list[Problem] = []
+
+    def flush() -> None:
+        nonlocal import_id
+        if not batch:
+            return
+        if import_id is None:
+            import_id = conn.execute(insert(BenchImport).values(
+                file_hash=file_hash, source_file=src.name, format=fmt or "", imported_at=_now(),
+                size_bytes=fr.size_bytes, records=0, stored=0, duplicates=0, problems=[])
+                .returning(BenchImport.id)).scalar_one()
+        _insert_batch(conn, fr, import_id, batch)
+        batch.clear()
+
+    for item in items:
+        if isinstance(item, Measurement):
+            fr.read += 1
+            source = hardware.apply(item)
+            model = answers.get(item.hardware_key, (None, None, "", {}))[3]
+            if model:
+                item.workload = _merge_model(item.workload, model)
+            item.source_file = src.name
+            fr.metrics[item.metric] += 1
+            hw = (item.hardware_text, item.accelerator_id, item.accelerator_count, item.match_confidence,
+                  item.match_reason, source)
+            if hw not in fr.hardware and len(fr.hardware) >= MAX_HARDWARE_PER_FILE:
+                hw = ("(more devices than listed)", None, None, "ask", "too many different devices to list", "file")
+            fr.hardware[hw] += 1
+            batch.append(item)
+            if len(batch) >= BATCH:
+                flush()
+        elif isinstance(item, Problem):
+            if item.severity == "error":
+                errors += 1
+            if item.severity == "question" and "--gpu" in item.message:
+                hardware_questions.append(item)
+                continue
+            fr.add_problem(_clean_problem(item))
+        elif isinstance(item, dict):
+            context = context or bool(item.get("nothing_to_import"))
+    if errors:
+        fr.status = FAILED
+        return
+    flush()
+    # the hardware questions still open, in words (answered ones are dropped)
+    open_keys = [key for key, n in fr.hardware.items() if key[1] is None and not (key[3] == "exact")]
+    if open_keys:
+        if hardware_questions:
+            fr.add_problem(_clean_problem(hardware_questions[0]))
+        else:
+            for text, _acc, _n, _conf, reason, _source in open_keys[:5]:
+                fr.add_problem(Problem(src.name, "", f"which accelerator is '{text or 'this'}'? {reason}. Answer with "
+                                       "--gpu ID --count N (or in the Benchmarks view); the answer is remembered",
+                                       "question"))
+    for (text, acc, _n, conf, reason, source), _count in fr.hardware.items():
+        if conf == "likely" and acc and source == "file":
+            fr.add_problem(Problem(src.name, "", f"'{text}' taken as {acc}, which is a guess: {reason}. Answer with "
+                                   "--gpu ID if it is another variant", "question"))
+    for text, candidates in sorted(hardware.ignored):
+        fr.add_problem(Problem(src.name, "", f"--gpu {gpu} was not applied to '{text}': the file names other hardware "
+                               f"(one of {', '.join(candidates)})", "warning"))
+    for key, (acc, n) in hardware.new_answers.items():
+        _remember(conn, key, acc, n)
+    if fr.read == 0:
+        fr.status = CONTEXT if context else FAILED
+        if not context and not fr.errors:
+            fr.add_problem(Problem(src.name, "", "no measurements in this file", "error"))
+        return
+    if import_id is not None:
+        conn.execute(update(BenchImport).where(BenchImport.id == import_id).values(
+            records=fr.read, stored=fr.stored, duplicates=fr.duplicates,
+            problems=[p.to_json() for p in fr.problems]))
+    fr.import_id = None if dry_run else import_id
+    fr.status = IMPORTED if fr.stored else NOTHING_NEW
+    if fr.status == NOTHING_NEW:
+        fr.add_problem(Problem(src.name, "", f"all {fr.read} measurement(s) are already stored (from an earlier file "
+                               "or earlier in this one): nothing new", "info"))
+
+
+def _clean_problem(p: Problem) -> Problem:
+    return Problem(p.file, clean_text(p.place, 120), clean_text(p.message, 600), p.severity)
+
+
+def _insert_batch(conn: Connection, fr: FileReport, import_id: int, batch: list[Measurement]) -> None:
+    table = BenchMeasurement.__table__
+    unique: dict[str, Measurement] = {}
+    for m in batch:
+        if m.content_hash in unique:
+            fr.duplicates += 1
+        else:
+            unique[m.content_hash] = m
+    hashes = list(unique)
+    existing: set[str] = set()
+    for i in range(0, len(hashes), HASH_CHUNK):
+        chunk = hashes[i:i + HASH_CHUNK]
+        existing.update(conn.execute(select(table.c.content_hash).where(table.c.content_hash.in_(chunk))).scalars())
+    fresh = [(h, m) for h, m in unique.items() if h not in existing]
+    fr.duplicates += len(unique) - len(fresh)
+    if not fresh:
+        return
+    if conn.dialect.name == "sqlite":
+        # the DBAPI directly: SQLAlchemy's per-row parameter processing costs more than SQLite's insert
+        dumps = _JSON.encode
+        conn.exec_driver_sql(_SQLITE_INSERT, [
+            (import_id, h, m.format, m.metric, m.statistic[:40], float(m.value), m.unit, m.stddev, m.hardware_text,
+             m.hardware_key, m.accelerator_id, m.accelerator_count, m.match_confidence, m.match_reason,
+             1 if m.cpu_only else 0, dumps(m.workload), dumps(m.conditions), m.source_file, int(m.record_index or 0))
+            for h, m in fresh])
+    else:
+        conn.execute(insert(table), [{
+            "import_id": import_id, "content_hash": h, "format": m.format, "metric": m.metric,
+            "statistic": m.statistic[:40], "value": float(m.value), "unit": m.unit, "stddev": m.stddev,
+            "hardware_text": m.hardware_text, "hardware_key": m.hardware_key, "accelerator_id": m.accelerator_id,
+            "accelerator_count": m.accelerator_count, "match_confidence": m.match_confidence,
+            "match_reason": m.match_reason, "cpu_only": bool(m.cpu_only), "workload": m.workload,
+            "conditions": m.conditions, "source_file": m.source_file, "record_index": int(m.record_index or 0),
+        } for h, m in fresh])
+    fr.stored += len(fresh)
+
+
+_COLUMNS = ("import_id", "content_hash", "format", "metric", "statistic", "value", "unit", "stddev", "hardware_text",
+            "hardware_key", "accelerator_id", "accelerator_count", "match_confidence", "match_reason", "cpu_only",
+            "workload", "conditions", "source_file", "record_index")
+_SQLITE_INSERT = (f"INSERT INTO bench_measurements ({', '.join(_COLUMNS)}) "
+                  f"VALUES ({', '.join('?' for _ in _COLUMNS)})")
+_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=str)
+
+
+# ----------------------------------------------------------------------------------- reading back
+def _to_measurement(row) -> Measurement:
+    return Measurement(
+        format=row.format, metric=row.metric, value=row.value, unit=row.unit, source_file=row.source_file,
+        record_index=row.record_index, hardware_text=row.hardware_text, accelerator_id=row.accelerator_id,
+        accelerator_count=row.accelerator_count, match_confidence=row.match_confidence, match_reason=row.match_reason,
+        hardware_key=row.hardware_key, cpu_only=bool(row.cpu_only), statistic=row.statistic, stddev=row.stddev,
+        workload=dict(row.workload or {}), conditions=dict(row.conditions or {}), content_hash=row.content_hash,
+        id=row.id, import_id=row.import_id)
+
+
+def _filters(table, ids=None, import_id=None, source_file=None, accelerator_id=None, format=None, metric=None,
+             hardware_key=None) -> list:
+    where = []
+    if ids is not None:
+        where.append(table.c.id.in_(list(ids)))
+    if import_id is not None:
+        where.append(table.c.import_id == import_id)
+    if source_file is not None:
+        where.append(table.c.source_file == Path(source_file).name)
+    if accelerator_id is not None:
+        where.append(table.c.accelerator_id == accelerator_id)
+    if format is not None:
+        where.append(table.c.format == format)
+    if metric is not None:
+        where.append(table.c.metric.in_([metric] if isinstance(metric, str) else list(metric)))
+    if hardware_key is not None:
+        where.append(table.c.hardware_key == hardware_key)
+    return where
+
+
+def stored_measurements(catalogue, *, ids: Iterable[int] | None = None, import_id: int | None = None,
+                        source_file: str | None = None, accelerator_id: str | None = None, format: str | None = None,
+                        metric: str | Iterable[str] | None = None, hardware_key: str | None = None,
+                        limit: int | None = None, offset: int = 0) -> list[Measurement]:
+    """Stored measurements matching every filter given, oldest first."""
+    table = BenchMeasurement.__table__
+    query = select(table).where(*_filters(table, ids, import_id, source_file, accelerator_id, format, metric,
+                                          hardware_key)).order_by(table.c.id)
+    if limit is not None:
+        query = query.limit(limit).offset(offset)
+    elif offset:
+        query = query.offset(offset)
+    with catalogue.engine.connect() as conn:
+        return [_to_measurement(r) for r in conn.execute(query)]
+
+
+def count_measurements(catalogue, **filters) -> int:
+    table = BenchMeasurement.__table__
+    with catalogue.engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(table).where(*_filters(table, **filters))).scalar_one()
+
+
+def delete_measurements(catalogue, *, ids: Iterable[int] | None = None, import_id: int | None = None,
+                        source_file: str | None = None, accelerator_id: str | None = None, format: str | None = None,
+                        metric: str | Iterable[str] | None = None, everything: bool = False) -> int:
+    """Delete the stored measurements matching every filter given (at least one, unless
+    `everything`); imports left without measurements go too, so their files can be imported again.
+    Returns the number of measurements deleted."""
+    table = BenchMeasurement.__table__
+    where = _filters(table, ids, import_id, source_file, accelerator_id, format, metric)
+    if not where and not everything:
+        raise ValueError("name what to delete (ids, import_id, source_file, accelerator_id, format, metric) "
+                         "or pass everything=True")
+    with catalogue.engine.begin() as conn:
+        deleted = conn.execute(delete(table).where(*where)).rowcount or 0
+        used = select(table.c.import_id).distinct()
+        conn.execute(delete(BenchImport).where(BenchImport.id.not_in(used)))
+    return deleted
+
+
+def imports(catalogue) -> list[dict]:
+    """Every import that stored something: id, file name, format, when, counts and problems."""
+    with catalogue.engine.connect() as conn:
+        rows = conn.execute(select(BenchImport).order_by(BenchImport.id)).all()
+    return [{"id": r.id, "source_file": r.source_file, "format": r.format, "imported_at": r.imported_at,
+             "size_bytes": r.size_bytes, "read": r.records, "stored": r.stored, "duplicates": r.duplicates,
+             "problems": list(r.problems or [])} for r in rows]
+
+
+# ----------------------------------------------------------------------------------- answers
+def open_questions(catalogue) -> list[dict]:
+    """The hardware questions still open, one per hardware key: measurements whose accelerator is
+    unknown ("ask") or a guessed variant ("likely"), with what the file says, why gpudesk is unsure,
+    the catalogue ids it would suggest and how many measurements an answer would settle."""
+    from gpudesk.core.benchmarks.matching import match_hardware
+
+    table = BenchMeasurement.__table__
+    query = (select(table.c.hardware_key, table.c.hardware_text, table.c.format, table.c.match_confidence,
+                    table.c.match_reason, table.c.accelerator_id, func.count())
+             .where(table.c.cpu_only.is_(False), table.c.match_confidence != "exact")
+             .group_by(table.c.hardware_key, table.c.hardware_text, table.c.format, table.c.match_confidence,
+                       table.c.match_reason, table.c.accelerator_id)
+             .order_by(table.c.hardware_key))
+    ids = {r["id"] for r in catalogue.items("accelerators")}
+    out: dict[str, dict] = {}
+    with catalogue.engine.connect() as conn:
+        for key, text, fmt, confidence, reason, acc, n in conn.execute(query):
+            entry = out.setdefault(key, {"key": key, "hardware_text": text, "formats": [], "confidence": confidence,
+                                         "reason": reason, "guess": acc, "measurements": 0, "candidates": []})
+            entry["measurements"] += n
+            if fmt not in entry["formats"]:
+                entry["formats"].append(fmt)
+            if text and not entry["candidates"]:
+                entry["candidates"] = list(match_hardware(text, ids=ids).candidates)
+    return list(out.values())
+
+
+def answers(catalogue) -> list[dict]:
+    """The remembered answers: key (hardware text 'hw:...' or file signature 'sig:...'), accelerator,
+    count, model fields, when."""
+    with catalogue.engine.connect() as conn:
+        rows = conn.execute(select(BenchAnswer).order_by(BenchAnswer.key)).all()
+    return [{"key": r.key, "accelerator_id": r.accelerator_id, "count": r.accelerator_count,
+             "model": dict(r.model or {}), "updated_at": r.updated_at} for r in rows]
+
+
+def remembered_answer(catalogue, key: str) -> dict | None:
+    for a in answers(catalogue):
+        if a["key"] == key:
+            return a
+    return None
+
+
+def answer_hardware(catalogue, key: str, accelerator_id: str, count: int | None = None,
+                    *, overwrite_exact: bool = False) -> int:
+    """The user's answer to "which hardware?" for measurements with this hardware key (the
+    `hardware_key` of a Measurement): remembered for the next files, and applied to the stored
+    measurements not matched exactly (or to all with `overwrite_exact`). Returns rows updated."""
+    if catalogue.get("accelerators", accelerator_id) is None:
+        raise ValueError(f"'{accelerator_id}' is not an accelerator in the catalogue")
+    if count is not None and count < 1:
+        raise ValueError("the count must be at least 1")
+    table = BenchMeasurement.__table__
+    with catalogue.engine.begin() as conn:
+        _remember(conn, key, accelerator_id, count)
+        query = update(table).where(table.c.hardware_key == key, table.c.cpu_only.is_(False))
+        if not overwrite_exact:
+            query = query.where((table.c.match_confidence != "exact") | table.c.accelerator_id.is_(None))
+        values = {"accelerator_id": accelerator_id, "match_confidence": "exact",
+                  "match_reason": "your answer"}
+        if count is not None:
+            values["accelerator_count"] = count
+        result = conn.execute(query.values(**values))
+        if count is None:
+            conn.execute(update(table).where(table.c.hardware_key == key, table.c.accelerator_count.is_(None))
+                         .values(accelerator_count=1))
+    return result.rowcount or 0
+
+
+def answer_model(catalogue, key: str, **fields) -> int:
+    """The user's answer to "which model?" (model, params, precision, weights_bytes, prompt_tokens,
+    ...) for measurements with this hardware key or, with key 'import:<id>', of one import: merged
+    into their workload and remembered. Returns rows updated."""
+    unknown = set(fields) - set(MODEL_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown model fields: {', '.join(sorted(unknown))} (known: {', '.join(MODEL_FIELDS)})")
+    values = {k: v for k, v in fields.items() if v is not None}
+    if "params" in values and not (isinstance(values["params"], int | float) and values["params"] > 0):
+        raise ValueError("params must be a positive number")
+    table = BenchMeasurement.__table__
+    with catalogue.engine.begin() as conn:
+        if key.startswith("import:"):
+            where = table.c.import_id == int(key.split(":", 1)[1])
+        else:
+            where = table.c.hardware_key == key
+            _remember(conn, key, None, None, values)
+        rows = conn.execute(select(table.c.id, table.c.workload).where(where)).all()
+        for row_id, workload in rows:
+            conn.execute(update(table).where(table.c.id == row_id).values(workload=_merge_model(workload, values)))
+    return len(rows)
+
+
+def _merge_model(workload: dict | None, values: dict) -> dict:
+    merged = {**(workload or {}), **values}
+    for key in ("params", "precision"):
+        if key in values:
+            merged[f"{key}_from"] = "your answer"
+    return merged
+
+
+def forget_answer(catalogue, key: str) -> bool:
+    with catalogue.engine.begin() as conn:
+        return bool(conn.execute(delete(BenchAnswer).where(BenchAnswer.key == key)).rowcount)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+

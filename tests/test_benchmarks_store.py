@@ -1,0 +1,330 @@
+"""Storing imports: hardware answers remembered, one transaction per file (a failing file changes
+nothing), deduplication of files and of figures, privacy, bounded memory on huge files."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tracemalloc
+
+import pytest
+
+from gpudesk.core.benchmarks import reader, store
+from gpudesk.core.benchmarks.store import (
+    answer_hardware,
+    answer_model,
+    answers,
+    count_measurements,
+    delete_measurements,
+    import_files,
+    imports,
+    stored_measurements,
+)
+
+from .test_benchmarks_importers import (
+    BENCH,
+    LLAMA_4080,
+    LLAMA_CPU,
+    LLAMA_M5,
+    MLPERF_DETAIL,
+    MLPERF_SUMMARY,
+    MLPERF_SYSTEM,
+    NCCL,
+    SGLANG,
+    TRAINING_LOG,
+    TRAINING_SCALING,
+    TRAINING_SYSTEM,
+    TRTLLM,
+    VLLM_FAILED,
+    VLLM_LAMBDA,
+    VLLM_RUN0,
+    VLLM_SUMMARY,
+)
+
+TABLES = ("bench_imports", "bench_measurements", "bench_answers")
+
+
+def db_rows(gpudesk_home) -> dict[str, int]:
+    with sqlite3.connect(gpudesk_home / "gpudesk.sqlite3") as conn:
+        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+
+
+def db_dump(gpudesk_home) -> str:
+    with sqlite3.connect(gpudesk_home / "gpudesk.sqlite3") as conn:
+        return "\n".join(repr(row) for t in TABLES for row in conn.execute(f"SELECT * FROM {t}"))
+
+
+def test_every_real_file_imports_with_its_hardware(catalogue, gpudesk_home):
+    files = sorted(p for p in BENCH.rglob("*") if p.is_file() and p.suffix != ".md")
+    report = import_files(catalogue, files)
+    by_name = {f.name: f for f in report.files}
+    assert not report.ok  # the all-failed vLLM run cannot be imported...
+    assert [f.name for f in report.files if not f.ok] == [VLLM_FAILED.name]
+    assert by_name[VLLM_FAILED.name].errors[0].file == VLLM_FAILED.name
+    expected = {
+        LLAMA_4080.name: ("rtx-4080", 1), LLAMA_M5.name: ("apple-m5-max", 1), LLAMA_CPU.name: (None, 0),
+        TRTLLM.name: ("rtx-4070-ti", 1), MLPERF_DETAIL.name: ("mi300x", 8), TRAINING_LOG.name: ("l40s", 4),
+        NCCL.name: ("h100-sxm5-80gb", 16), SGLANG.name: (None, None), VLLM_LAMBDA.name: (None, None),
+    }
+    for name, (acc, count) in expected.items():
+        hw = by_name[name].hardware_list()
+        assert [(h["accelerator_id"], h["count"]) for h in hw] == [(acc, count)], name
+    # the MLPerf summary repeats the detail log's figures, the sweep summary the run file's
+    assert by_name[MLPERF_SUMMARY.name].status == "nothing new" and by_name[MLPERF_SUMMARY.name].duplicates == 11
+    assert by_name[VLLM_SUMMARY.name].stored == 16 and by_name[VLLM_SUMMARY.name].duplicates == 16
+    for context in (MLPERF_SYSTEM, TRAINING_SYSTEM, TRAINING_SCALING):
+        assert by_name[context.name].status == "context" and by_name[context.name].ok
+    # the files that do not name their hardware say what to ask
+    for name in (SGLANG.name, VLLM_LAMBDA.name, VLLM_RUN0.name):
+        assert any(p.severity == "question" and "--gpu" in p.message for p in by_name[name].problems)
+    # the guessed H100 variant is flagged
+    assert any(p.severity == "question" and "guess" in p.message for p in by_name[NCCL.name].problems)
+    assert count_measurements(catalogue) == report.stored == db_rows(gpudesk_home)["bench_measurements"]
+    cpu = stored_measurements(catalogue, source_file=LLAMA_CPU.name)
+    assert len(cpu) == 2 and all(m.cpu_only and m.accelerator_id is None for m in cpu)
+    got = stored_measurements(catalogue, accelerator_id="rtx-4080", metric="decode_tokens_per_s_per_user")
+    assert [m.value for m in got] == [pytest.approx(118.881588)] and got[0].id and got[0].import_id
+
+
+def test_reimporting_the_same_file_stores_nothing_and_says_so(catalogue, gpudesk_home):
+    first = import_files(catalogue, [LLAMA_M5])
+    assert first.ok and first.stored == 5
+    before = db_rows(gpudesk_home)
+    again = import_files(catalogue, [LLAMA_M5])
+    assert again.ok and again.stored == 0
+    f = again.files[0]
+    assert f.status == "already imported" and "already imported" in f.summary()
+    assert f.previous_import["stored"] == 5
+    assert db_rows(gpudesk_home) == before
+    # the same records in another file (renamed, one line more): only the new one is stored
+    text = LLAMA_M5.read_text()
+    extra = json.loads(text.splitlines()[0])
+    extra["test_time"] = "2026-06-04T18:00:00Z"
+    copy = gpudesk_home / "m5-again.jsonl"
+    copy.write_text(text + json.dumps(extra) + "\n")
+    third = import_files(catalogue, [copy])
+    assert third.files[0].stored == 1 and third.files[0].duplicates == 5
+    assert "already stored" in third.format_text()
+
+
+def test_a_file_that_fails_changes_nothing(catalogue, gpudesk_home, tmp_path, monkeypatch):
+    import_files(catalogue, [LLAMA_4080])
+    before = db_rows(gpudesk_home)
+    # a failure in the middle of the inserts (after the first batch went in) is undone
+    big = tmp_path / "big.jsonl"
+    rec = json.loads(LLAMA_M5.read_text().splitlines()[0])
+    with big.open("w") as handle:
+        for i in range(50):
+            handle.write(json.dumps(dict(rec, test_time=f"t{i}")) + "\n")
+    monkeypatch.setattr(store, "BATCH", 10)
+    calls = {"n": 0}
+    real = store._insert_batch
+
+    def failing(conn, fr, import_id, batch):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise RuntimeError("disk full")
+        return real(conn, fr, import_id, batch)
+
+    monkeypatch.setattr(store, "_insert_batch", failing)
+    report = import_files(catalogue, [big, LLAMA_CPU])
+    assert calls["n"] >= 3
+    assert not report.files[0].ok and report.files[0].stored == 0
+    assert "disk full" in report.files[0].errors[0].message and "undone" in report.files[0].errors[0].message
+    assert report.files[1].ok and report.files[1].stored == 2  # the next file is its own transaction
+    after = db_rows(gpudesk_home)
+    assert after["bench_measurements"] == before["bench_measurements"] + 2
+    assert after["bench_imports"] == before["bench_imports"] + 1
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"", "empty"),
+    (bytes(range(256)) * 64, "binary"),
+    (b"\x1f\x8b\x08\x00" + b"\x00" * 100, "gzip"),
+    (b"PK\x03\x04" + b"\x00" * 100, "zip"),
+    (b"just text, no results\n", "not recognised"),
+    (b'{"gpudesk_benchmark": 2, "measurements": []}', "gpudesk_benchmark"),
+    (b'[{"build_commit": "x", "model_type": "llama 7B F16", "n_prompt": 512, "n_gen": 0, "avg_ts": 0}]',
+     "no measurement"),
+    (b'{"backend": "sglang", "dataset_name": "random", "output_throughput": ', "incomplete"),
+    (b'{"engine": {}, "world_info": {}, "performance": {"request_throughput_req_s": "fast"}}', "not a number"),
+    (b"MLPerf Results Summary\nScenario : Offline\nSamples per second: lots\n", "not a number"),
+    (b"# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20\n"
+     b"#  out-of-place busbw\n# Avg bus bandwidth    : nan\n", "nccl-tests"),
+], ids=["empty", "binary", "gzip", "zip", "unknown", "schema-version", "zero-speed", "truncated", "string-number",
+        "mlperf-garbage", "nccl-empty"])
+def test_bad_files_are_refused_with_file_place_and_problem(catalogue, gpudesk_home, tmp_path, content, words):
+    import_files(catalogue, [LLAMA_4080])
+    before = db_rows(gpudesk_home)
+    path = tmp_path / "bad-input.json"
+    path.write_bytes(content)
+    report = import_files(catalogue, [path])
+    assert not report.ok
+    f = report.files[0]
+    assert f.status == "failed" and f.stored == 0
+    text = " | ".join(f"{p.place}: {p.message}" for p in f.problems)
+    assert words in text, text
+    assert all(p.file == "bad-input.json" for p in f.problems)
+    assert db_rows(gpudesk_home) == before
+    assert "bad-input.json" in report.format_text() and json.dumps(report.to_json())
+
+
+def test_size_limit_and_missing_files(catalogue, gpudesk_home, tmp_path, monkeypatch):
+    before = db_rows(gpudesk_home)
+    monkeypatch.setattr(reader, "MAX_FILE_BYTES", 1000)
+    report = import_files(catalogue, [LLAMA_4080, tmp_path / "gone.json", tmp_path])
+    messages = [f.errors[0].message for f in report.files]
+    assert "more than the" in messages[0] and "split it" in messages[0]
+    assert "does not exist" in messages[1] and "folder" in messages[2]
+    assert not report.ok and db_rows(gpudesk_home) == before
+    report = import_files(catalogue, [LLAMA_4080], max_bytes=100)
+    assert "more than the 100 bytes" in report.files[0].errors[0].message
+
+
+def test_dry_run_reads_everything_and_stores_nothing(catalogue, gpudesk_home):
+    before = db_rows(gpudesk_home)
+    report = import_files(catalogue, [LLAMA_4080, VLLM_RUN0], dry_run=True, gpu="h100-sxm5-80gb", count=2)
+    assert report.ok and report.dry_run and report.stored == 18
+    assert "dry run" in report.format_text() and "would store" in report.format_text()
+    assert db_rows(gpudesk_home) == before  # no measurements, imports or remembered answers
+    assert report.to_json()["files"][1]["hardware"][0]["accelerator_id"] == "h100-sxm5-80gb"
+
+
+def test_hardware_answers_are_remembered_for_the_next_file(catalogue, gpudesk_home):
+    first = import_files(catalogue, [VLLM_RUN0], gpu="h100-pcie-80gb", count=2)
+    assert first.ok
+    assert {(m.accelerator_id, m.accelerator_count, m.match_confidence) for m in stored_measurements(catalogue)} == {
+        ("h100-pcie-80gb", 2, "exact")}
+    assert [a["key"] for a in answers(catalogue)] == ["sig:vllm:facebook/opt-125m"]
+    # the next file of the same signature gets the answer without asking
+    second = import_files(catalogue, [VLLM_SUMMARY])
+    hw = second.files[0].hardware_list()
+    assert [(h["accelerator_id"], h["count"], h["source"]) for h in hw] == [("h100-pcie-80gb", 2, "answer")]
+    assert not any(p.severity == "question" for p in second.files[0].problems)
+    # a file that names its hardware keeps its own
+    third = import_files(catalogue, [LLAMA_4080], gpu="h100-pcie-80gb")
+    assert third.files[0].hardware_list()[0]["accelerator_id"] == "rtx-4080"
+
+
+def test_answering_later_updates_stored_measurements(catalogue):
+    import_files(catalogue, [SGLANG, NCCL])
+    key = stored_measurements(catalogue, source_file=SGLANG.name, limit=1)[0].hardware_key
+    updated = answer_hardware(catalogue, key, "h200-sxm-141gb", 8)
+    assert updated == 35
+    assert {m.accelerator_id for m in stored_measurements(catalogue, source_file=SGLANG.name)} == {"h200-sxm-141gb"}
+    answer_model(catalogue, key, model="Llama 3.1 70B", params=70.6e9, precision="bf16")
+    m = stored_measurements(catalogue, source_file=SGLANG.name, limit=1)[0]
+    assert m.workload["params"] == 70.6e9 and m.workload["params_from"] == "your answer"
+    # the guessed H100 variant of the nccl log, corrected by the user
+    nccl_key = stored_measurements(catalogue, source_file=NCCL.name, limit=1)[0].hardware_key
+    assert nccl_key == "hw:NVIDIA H100 80GB HBM3"
+    answer_hardware(catalogue, nccl_key, "h100-sxm5-80gb")
+    assert {m.match_confidence for m in stored_measurements(catalogue, source_file=NCCL.name)} == {"exact"}
+    with pytest.raises(ValueError):
+        answer_hardware(catalogue, key, "no-such-gpu")
+
+
+def test_bad_cli_answers_refuse_the_import(catalogue, gpudesk_home):
+    before = db_rows(gpudesk_home)
+    report = import_files(catalogue, [VLLM_RUN0], gpu="h100")
+    assert not report.ok and "not an accelerator" in report.problems[0].message
+    assert "h100-sxm5-80gb" in report.problems[0].message  # did you mean
+    assert db_rows(gpudesk_home) == before
+
+
+def test_private_details_are_not_stored(catalogue, gpudesk_home, tmp_path):
+    rec = json.loads(LLAMA_M5.read_text().splitlines()[0])
+    rec["model_filename"] = "/home/alice/secret-project/models/llama.gguf"
+    rec["cpu_info"] = "Apple M5 Max"
+    vllm_rec = json.loads(VLLM_LAMBDA.read_text())
+    vllm_rec["HF_TOKEN"] = "hf_abcdefSECRET"
+    vllm_rec["env"] = {"AWS_SECRET_ACCESS_KEY": "xyzSECRET"}
+    vllm_rec["hostname"] = "alice-workstation.corp"
+    a = tmp_path / "llama.jsonl"
+    a.write_text(json.dumps(rec) + "\n")
+    b = tmp_path / "serve.json"
+    b.write_text(json.dumps(vllm_rec))
+    report = import_files(catalogue, [a, b, NCCL, TRTLLM])
+    assert report.ok
+    dump = db_dump(gpudesk_home)
+    for secret in ("/home/alice", "secret-project", "SECRET", "alice-workstation", "ztan-mig", "/media/masa",
+                   "Gino Wickman", str(tmp_path)):
+        assert secret not in dump, secret
+    assert "llama.gguf" in dump  # the base name stays
+
+
+def test_delete_measurements_and_reimport(catalogue, gpudesk_home):
+    import_files(catalogue, [LLAMA_4080, LLAMA_M5])
+    assert len(imports(catalogue)) == 2
+    with pytest.raises(ValueError):
+        delete_measurements(catalogue)
+    assert delete_measurements(catalogue, source_file=LLAMA_4080.name) == 2
+    assert [i["source_file"] for i in imports(catalogue)] == [LLAMA_M5.name]
+    assert import_files(catalogue, [LLAMA_4080]).stored == 2  # its import went with its measurements
+    assert delete_measurements(catalogue, everything=True) == 7 and imports(catalogue) == []
+
+
+def test_huge_jsonl_streams_in_bounded_memory(catalogue, gpudesk_home, tmp_path):
+    """~55 MB of llama-bench JSONL: imported in batches; Python's peak allocations stay a small
+    fraction of the file. (Records carry a long tensor-override list, as `-ot` runs write them, so
+    that the file is big without the test spending minutes under tracemalloc.)"""
+    template = json.loads(LLAMA_4080.read_text())[0]
+    overrides = ";".join(f"blk\\.{i}\\.ffn_(up|down|gate)_exps=CPU" for i in range(330))
+    path = tmp_path / "huge.jsonl"
+    with path.open("w") as handle:
+        for i in range(4_200):
+            rec = dict(template, avg_ts=7000 + i * 1e-3, test_time=f"2025-04-24#{i}",
+                       tensor_buft_overrides=overrides + str(i % 7))
+            handle.write(json.dumps(rec) + "\n")
+    size = path.stat().st_size
+    assert size > 50e6
+    tracemalloc.start()
+    try:
+        report = import_files(catalogue, [path])
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert report.ok and report.files[0].read == 4_200 and report.files[0].stored == 4_200
+    assert peak < 16e6, f"peak {peak / 1e6:.1f} MB for a {size / 1e6:.0f} MB file"
+    assert db_rows(gpudesk_home)["bench_measurements"] == 4_200
+    stored = stored_measurements(catalogue, limit=1)[0]
+    assert len(stored.conditions["tensor_buft_overrides"]) <= 200  # long texts are cut
+
+
+def test_one_huge_json_value_is_refused_with_a_message(catalogue, gpudesk_home, tmp_path, monkeypatch):
+    monkeypatch.setattr(reader, "MAX_RECORD_CHARS", 200_000)
+    rec = json.loads(VLLM_LAMBDA.read_text())
+    rec["generated_texts"] = ["x" * 1000] * 500
+    path = tmp_path / "detailed.json"
+    path.write_text(json.dumps(rec))
+    report = import_files(catalogue, [path])
+    f = report.files[0]
+    assert not f.ok and "larger than" in f.errors[0].message and f.errors[0].place == "record 0 (line 1)"
+    assert db_rows(gpudesk_home)["bench_measurements"] == 0
+
+
+def test_open_questions_list_what_to_ask_until_answered(catalogue):
+    from gpudesk.core.benchmarks.store import open_questions
+
+    import_files(catalogue, [SGLANG, NCCL, LLAMA_4080, LLAMA_CPU])
+    questions = {q["key"]: q for q in open_questions(catalogue)}
+    assert set(questions) == {"hw:NVIDIA H100 80GB HBM3", "sig:sglang:sglang"}
+    nccl = questions["hw:NVIDIA H100 80GB HBM3"]
+    assert nccl["confidence"] == "likely" and nccl["guess"] == "h100-sxm5-80gb" and nccl["measurements"] == 187
+    assert set(nccl["candidates"]) == {"h100-sxm5-80gb", "h100-pcie-80gb", "h100-nvl-94gb"}
+    assert questions["sig:sglang:sglang"]["confidence"] == "ask" and questions["sig:sglang:sglang"]["formats"] == [
+        "sglang"]
+    answer_hardware(catalogue, "sig:sglang:sglang", "h200-sxm-141gb", 8)
+    assert [q["key"] for q in open_questions(catalogue)] == ["hw:NVIDIA H100 80GB HBM3"]
+
+
+def test_a_cli_answer_only_replaces_a_guess_with_one_of_its_variants(catalogue):
+    report = import_files(catalogue, [NCCL, VLLM_RUN0], gpu="a100-sxm4-80gb", count=1)
+    nccl, serve = report.files
+    assert nccl.hardware_list()[0]["accelerator_id"] == "h100-sxm5-80gb"  # still the file's (guessed) H100
+    assert any("was not applied" in p.message for p in nccl.problems)
+    assert serve.hardware_list()[0]["accelerator_id"] == "a100-sxm4-80gb"
+    delete_measurements(catalogue, everything=True)
+    report = import_files(catalogue, [NCCL], gpu="h100-pcie-80gb")
+    hw = report.files[0].hardware_list()[0]
+    assert (hw["accelerator_id"], hw["count"], hw["confidence"], hw["source"]) == ("h100-pcie-80gb", 16, "exact", "cli")
