@@ -3,16 +3,25 @@
 Run it right after freezing and again from the installed copy. It prints one line per check
 (`ok   catalogue: ...` or `FAIL catalogue: ...`), writes the same as `self-test.json` into the
 GPUDESK_HOME folder (a frozen Windows build has no console), and returns 0 when every check
-passed, else 1.
+passed, else 1. A run that hangs (a modal dialog, a dead lock) ends after TIMEOUT_S with 1.
 
 Qt runs offscreen unless QT_QPA_PLATFORM is already set. Without GPUDESK_HOME the run uses a
 temporary home, so the user's database, settings and logs are never touched; that folder is
 removed afterwards except for its self-test.json. With GPUDESK_HOME set, that folder is used.
 
-More checks: decorate a function taking the `SelfTest` context with `@register("name")` (in
-this module, or in a module imported at the bottom of it). It returns a one-line detail for
-the `ok` line, or raises `CheckFailed` (any other exception fails the check too, with its
-traceback in the JSON report). Checks run in the order they were registered.
+More checks: decorate a function of the `SelfTest` context with `@register("name")`, in this
+module or in one imported at its end. Checks run in the order they were registered; each
+returns a one-line detail for its `ok` line, or raises `CheckFailed` (any other exception fails
+it too, with the traceback in the JSON report). The context offers `t.app()` (the QApplication),
+`t.catalogue()`, `t.window` (the loaded MainWindow, after the "main window" check), `t.scratch`
+(a temporary folder for files) and `t.dialogs` (message boxes the window tried to open). E.g.:
+
+    @register("compare pdf")
+    def check_compare_pdf(t: SelfTest) -> str:
+        path = t.scratch / "compare.pdf"
+        ...  # render it
+        _require(path.read_bytes().startswith(b"%PDF"), f"{path} is not a PDF")
+        return f"{path.stat().st_size:,} bytes"
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ import platform
 import shutil
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -34,6 +44,7 @@ from gpudesk import APP_NAME, __version__
 REPORT_NAME = "self-test.json"
 EXAMPLE_SCENARIO = ("examples", "nanochat-d20-8xh100.json")
 MIN_ACCELERATORS = 45
+TIMEOUT_S = 180.0
 
 
 class CheckFailed(Exception):
@@ -69,7 +80,10 @@ class SelfTest:
     scratch: Path
     _app: object = field(default=None, repr=False)
     _catalogue: object = field(default=None, repr=False)
+    _catalogue_failed: bool = False
     window: object = field(default=None, repr=False)
+    dialogs: list[str] = field(default_factory=list)
+    _restore: list = field(default_factory=list, repr=False)
 
     def app(self):
         """The QApplication, made the way the app makes it (style, palette, icon)."""
@@ -80,13 +94,41 @@ class SelfTest:
         return self._app
 
     def catalogue(self):
+        """The catalogue, opened once; after a failure, later checks fail without retrying."""
         if self._catalogue is None:
+            if self._catalogue_failed:
+                raise CheckFailed("no catalogue (see the catalogue check)")
             from gpudesk.core.catalogue import open_catalogue
 
+            self._catalogue_failed = True
             self._catalogue = open_catalogue()
+            self._catalogue_failed = False
         return self._catalogue
 
+    def record_dialogs(self) -> None:
+        """Record static QMessageBox calls in `dialogs` instead of opening them: offscreen, a modal
+        box would wait for a click forever."""
+        if self._restore:
+            return
+        from PySide6.QtWidgets import QMessageBox
+
+        for name, answer in (("critical", QMessageBox.StandardButton.Ok), ("warning", QMessageBox.StandardButton.Ok),
+                             ("information", QMessageBox.StandardButton.Ok),
+                             ("question", QMessageBox.StandardButton.No)):
+            original = QMessageBox.__dict__[name]
+
+            def record(*args, _name=name, _answer=answer, **kwargs):
+                texts = [a for a in args if isinstance(a, str)]
+                self.dialogs.append(f"{_name}: {' / '.join(texts)}".replace("\n", " "))
+                return _answer
+
+            setattr(QMessageBox, name, staticmethod(record))
+            self._restore.append((QMessageBox, name, original))
+
     def close(self) -> None:
+        for owner, name, original in reversed(self._restore):
+            setattr(owner, name, original)
+        self._restore.clear()
         window = self.window
         if window is not None:
             loader = getattr(window, "_loader", None)
@@ -164,6 +206,7 @@ def check_main_window(t: SelfTest) -> str:
 
     from gpudesk.ui.main_window import MainWindow
 
+    t.record_dialogs()
     window = MainWindow()
     t.window = window
     failed: list[str] = []
@@ -180,6 +223,7 @@ def check_main_window(t: SelfTest) -> str:
     while not ready and clock.elapsed() < 20000:
         app.processEvents()
         time.sleep(0.005)
+    _require(not t.dialogs, f"a message box opened: {t.dialogs[0] if t.dialogs else ''}")
     _require(bool(ready), "the catalogue view was not populated within 20 s")
     model = getattr(window.catalogue_view, "model", None)
     rows = model.rowCount() if model is not None else None
@@ -192,14 +236,18 @@ def check_pages(t: SelfTest) -> str:
     from gpudesk.ui.main_window import PAGES
 
     window = t.window
-    _require(window is not None, "no main window (see the main window check)")
+    _require(window is not None and window.catalogue is not None, "no loaded main window (see the main window check)")
     app = t.app()
     opened = []
     for key, _label, _icon in PAGES:
+        boxes = len(t.dialogs)
+        window.page(key)  # builds the view here, so that its exception (if any) is the one reported
         page = window.show_page(key)
         app.processEvents()
         _require(page is not None and page.isVisibleTo(window), f"the {key} page is not shown")
         _require(window.current_page_key() == key, f"asked for {key}, {window.current_page_key()} is shown")
+        if len(t.dialogs) > boxes:
+            raise CheckFailed(f"opening the {key} page opened a message box: {t.dialogs[-1]}")
         opened.append(key)
     window.show_page(PAGES[0][0])
     return f"{len(opened)} pages opened: {', '.join(opened)}"
@@ -272,8 +320,11 @@ def check_pdf(t: SelfTest) -> str:
 
 
 # ---------------------------------------------------------------------------------------- running
-def run_self_test(checks: list[Check] | None = None) -> int:
-    """Run every check (CHECKS by default); 0 when all passed, 1 otherwise."""
+def run_self_test(checks: list[Check] | None = None, timeout_s: float = TIMEOUT_S) -> int:
+    """Run every check (CHECKS by default); 0 when all passed, 1 otherwise.
+
+    A run that takes longer than `timeout_s` (a hung check) is ended with status 1, its report
+    naming the check that hung."""
     started = time.perf_counter()
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from gpudesk.core import paths
@@ -287,30 +338,12 @@ def run_self_test(checks: list[Check] | None = None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix=f"{APP_NAME}-self-test-files-"))
     context = SelfTest(home=home, scratch=scratch)
     results: list[dict] = []
-    _say(f"{APP_NAME} {__version__} self-test ({'frozen' if paths.is_frozen() else 'from source'}, "
-         f"Python {platform.python_version()}, {sys.platform}, QT_QPA_PLATFORM={os.environ['QT_QPA_PLATFORM']})")
-    _say(f"home {home}{' (temporary)' if temporary else ''}")
-    try:
-        for check in (CHECKS if checks is None else checks):
-            results.append(_run_one(check, context))
-    finally:
-        try:
-            context.close()
-        except Exception as exc:  # a failure to clean up must not hide the results
-            _say(f"(clean-up: {type(exc).__name__}: {exc})")
-        shutil.rmtree(scratch, ignore_errors=True)
-    failed = [r["name"] for r in results if not r["ok"]]
-    elapsed = time.perf_counter() - started
-    if failed:
-        _say(f"self-test FAILED in {elapsed:.2f} s: {len(failed)} of {len(results)} checks failed ({', '.join(failed)})")
-    else:
-        _say(f"self-test passed: {len(results)} checks in {elapsed:.2f} s")
     report = {
         "app": APP_NAME,
         "version": __version__,
-        "ok": not failed,
-        "failed": failed,
-        "duration_s": round(elapsed, 3),
+        "ok": False,
+        "failed": [],
+        "duration_s": None,
         "frozen": paths.is_frozen(),
         "executable": sys.executable,
         "python": platform.python_version(),
@@ -322,6 +355,51 @@ def run_self_test(checks: list[Check] | None = None) -> int:
         "resources_dir": str(paths.resources_dir()),
         "checks": results,
     }
+    running: list[str] = []
+
+    def hung() -> None:  # on the watchdog thread: report, then end the process
+        name = running[-1] if running else "start-up"
+        results.append({"name": name, "ok": False, "detail": f"did not finish within {timeout_s:.0f} s",
+                        "duration_s": None})
+        _say(f"FAIL {name}: did not finish within {timeout_s:.0f} s")
+        _finish(report, started, home, temporary)
+        os._exit(1)
+
+    watchdog = threading.Timer(timeout_s, hung)
+    watchdog.daemon = True
+    watchdog.start()
+    _say(f"{APP_NAME} {__version__} self-test ({'frozen' if paths.is_frozen() else 'from source'}, "
+         f"Python {platform.python_version()}, {sys.platform}, QT_QPA_PLATFORM={os.environ['QT_QPA_PLATFORM']})")
+    _say(f"home {home}{' (temporary)' if temporary else ''}")
+    try:
+        for check in (CHECKS if checks is None else checks):
+            running.append(check.name)
+            results.append(_run_one(check, context))
+    finally:
+        running.append("clean-up")
+        try:
+            context.close()
+        except Exception as exc:  # a failure to clean up must not hide the results
+            _say(f"(clean-up: {type(exc).__name__}: {exc})")
+        shutil.rmtree(scratch, ignore_errors=True)
+        watchdog.cancel()
+        if previous is None:
+            os.environ.pop(paths.HOME_ENV, None)
+        else:
+            os.environ[paths.HOME_ENV] = previous
+    return _finish(report, started, home, temporary)
+
+
+def _finish(report: dict, started: float, home: Path, temporary: bool) -> int:
+    """Print the summary and write self-test.json into the home folder; the exit status."""
+    results = report["checks"]
+    failed = [r["name"] for r in results if not r["ok"]]
+    elapsed = time.perf_counter() - started
+    report.update(ok=not failed, failed=failed, duration_s=round(elapsed, 3))
+    if failed:
+        _say(f"self-test FAILED in {elapsed:.2f} s: {len(failed)} of {len(results)} checks failed ({', '.join(failed)})")
+    else:
+        _say(f"self-test passed: {len(results)} checks in {elapsed:.2f} s")
     report_path = home / REPORT_NAME
     try:
         if temporary:
@@ -330,11 +408,6 @@ def run_self_test(checks: list[Check] | None = None) -> int:
         _say(f"report {report_path}")
     except OSError as exc:
         _say(f"cannot write the report {report_path}: {exc}")
-    finally:
-        if previous is None:
-            os.environ.pop(paths.HOME_ENV, None)
-        else:
-            os.environ[paths.HOME_ENV] = previous
     return 1 if failed else 0
 
 
@@ -347,6 +420,7 @@ def _run_one(check: Check, context: SelfTest) -> dict:
         detail, ok, error = str(exc), False, None
     except Exception as exc:
         detail, ok, error = f"{type(exc).__name__}: {exc}", False, traceback.format_exc()
+    detail = " ".join(str(detail).split())  # one line per check
     seconds = time.perf_counter() - t0
     _say(f"{'ok  ' if ok else 'FAIL'} {check.name}: {detail}" + (f"  [{seconds:.2f} s]" if seconds >= 0.05 else ""))
     if error:
