@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     est = sub.add_parser("estimate", help="estimate a scenario file")
     est.add_argument("scenario", help="a gpudesk scenario (.json)")
     est.add_argument("--json", action="store_true", help="print JSON")
+    est.add_argument("--no-calibration", action="store_true",
+                     help="ignore your imported measurements (default: the Preferences' calibration switch)")
 
     cmp_ = sub.add_parser("compare", help="compare the configurations of a scenario file")
     cmp_.add_argument("scenario", help="a gpudesk scenario (.json) with a 'compare' list")
@@ -54,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--author", default=None, help="author printed on the PDF cover")
     cmp_.add_argument("--organisation", default=None, help="organisation printed on the PDF cover")
     cmp_.add_argument("--page-size", choices=("A4", "Letter"), default=None)
+    cmp_.add_argument("--no-calibration", action="store_true",
+                      help="ignore your imported measurements (default: the Preferences' calibration switch)")
 
     imp = sub.add_parser("import", help="import benchmark result files")
     imp.add_argument("files", nargs="+", metavar="FILE")
@@ -174,6 +178,15 @@ def _print_table(headers: list[str], rows: list[list[str]]) -> None:
 
 
 # ------------------------------------------------------------------------ estimate / compare / import
+def _calibrations(args, catalogue) -> tuple:
+    """The user's calibrations unless --no-calibration (or the Preferences switch is off)."""
+    if args.no_calibration:
+        return ()
+    from gpudesk.core.benchmarks.calibration import active_calibrations
+
+    return active_calibrations(catalogue)
+
+
 def _estimate(args) -> int:
     from gpudesk.core.resolve import ResolveError, estimate_scenario
     from gpudesk.core.scenario import ScenarioError, load_scenario
@@ -185,7 +198,7 @@ def _estimate(args) -> int:
         raise CliError(str(exc)) from exc
     cat = _open(args)
     try:
-        result = estimate_scenario(scenario, cat)
+        result = estimate_scenario(scenario, cat, calibrations=_calibrations(args, cat))
     except ResolveError as exc:
         raise CliError(f"{args.scenario}: {exc}") from exc
     if args.json:
@@ -206,7 +219,7 @@ def _compare(args) -> int:
         raise CliError(str(exc)) from exc
     cat = _open(args)
     try:
-        comparison = build_comparison(scenario, cat)
+        comparison = build_comparison(scenario, cat, calibrations=_calibrations(args, cat))
     except ResolveError as exc:
         raise CliError(f"{args.scenario}: {exc}") from exc
     if args.csv:

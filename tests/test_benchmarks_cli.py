@@ -65,3 +65,31 @@ def test_import_subprocess_entry_point(catalogue, gpudesk_home):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["files"][0]["stored"] == 2
+
+
+def test_estimates_use_the_calibration_unless_switched_off(catalogue, tmp_path, capsys):
+    """After an import, `gpudesk estimate` applies the user's calibration and says on how many
+    measurements it rests; --no-calibration and the Preferences switch turn it off."""
+    from gpudesk.core.settings import load_settings, save_settings
+
+    assert main(["import", str(LLAMA_4080)]) == 0
+    scenario = tmp_path / "s.json"
+    scenario.write_text(json.dumps({
+        "gpudesk_scenario": 1, "name": "4080 chat",
+        "workload": {"preset": "llama3-8b-serve", "kind": "infer", "concurrency": 1, "precision": "int4"},
+        "cluster": [{"item": "rtx-4080"}]}))
+    capsys.readouterr()
+
+    def decode(*extra) -> tuple[float, list[str]]:
+        assert main(["estimate", str(scenario), "--json", *extra]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        return doc["decode_tokens_per_s_per_user"]["likely"], [n for n in doc["notes"] if "calibrated" in n]
+
+    calibrated, notes = decode()
+    default, none = decode("--no-calibration")
+    assert notes and "1 of your measurements" in notes[0] and not none
+    assert calibrated > default * 1.2
+    settings = load_settings()
+    settings.calibration_enabled = False
+    save_settings(settings)
+    assert decode()[0] == default

@@ -21,6 +21,7 @@ from gpudesk.core.benchmarks.store import (
     stored_measurements,
 )
 
+from .conftest import ROOT
 from .test_benchmarks_importers import (
     BENCH,
     LLAMA_4080,
@@ -120,11 +121,11 @@ def test_a_file_that_fails_changes_nothing(catalogue, gpudesk_home, tmp_path, mo
     calls = {"n": 0}
     real = store._insert_batch
 
-    def failing(conn, fr, import_id, batch):
+    def failing(conn, fr, import_id, batch, *args):
         calls["n"] += 1
         if calls["n"] == 3:
             raise RuntimeError("disk full")
-        return real(conn, fr, import_id, batch)
+        return real(conn, fr, import_id, batch, *args)
 
     monkeypatch.setattr(store, "_insert_batch", failing)
     report = import_files(catalogue, [big, LLAMA_CPU])
@@ -328,3 +329,62 @@ def test_a_cli_answer_only_replaces_a_guess_with_one_of_its_variants(catalogue):
     report = import_files(catalogue, [NCCL], gpu="h100-pcie-80gb")
     hw = report.files[0].hardware_list()[0]
     assert (hw["accelerator_id"], hw["count"], hw["confidence"], hw["source"]) == ("h100-pcie-80gb", 16, "exact", "cli")
+
+
+def test_progress_is_reported_and_cancel_rolls_back_the_file(catalogue, tmp_path):
+    """The import view's progress bar and Cancel: a cancelled file stores nothing, the files
+    after it are not read, and the files before it stay imported."""
+    from gpudesk.core.benchmarks.store import CANCELLED, IMPORTED, count_measurements, import_files
+
+    first = tmp_path / "first.jsonl"
+    first.write_text(_llama_lines(3, seed=1), encoding="utf-8")
+    big = tmp_path / "big.jsonl"
+    big.write_text(_llama_lines(3000, seed=2), encoding="utf-8")
+    last = tmp_path / "last.jsonl"
+    last.write_text(_llama_lines(3, seed=3), encoding="utf-8")
+    seen = []
+
+    def progress(index, name, done, total):
+        seen.append((index, name, done, total))
+        return not (name == "big.jsonl" and done > total // 3)
+
+    report = import_files(catalogue, [first, big, last], progress=progress)
+    statuses = [f.status for f in report.files]
+    assert statuses == [IMPORTED, CANCELLED, CANCELLED]
+    assert count_measurements(catalogue) == report.files[0].stored > 0
+    big_reports = [s for s in seen if s[1] == "big.jsonl"]
+    assert big_reports[0][2] == 0 and big_reports[-1][2] > 0 and all(s[3] == big.stat().st_size for s in big_reports)
+    assert not any(s[1] == "last.jsonl" for s in seen)
+    # nothing half-stored: importing again without cancel stores the big file whole
+    again = import_files(catalogue, [big, last])
+    assert [f.status for f in again.files] == [IMPORTED, IMPORTED]
+
+
+def _llama_lines(n: int, seed: int) -> str:
+    import json as _json
+
+    lines = []
+    for i in range(n):
+        lines.append(_json.dumps({
+            "build_commit": "abc", "build_number": 5163 + seed, "cpu_info": "AMD", "gpu_info": "NVIDIA GeForce RTX 4090",
+            "backends": "CUDA", "model_filename": "m.gguf", "model_type": "llama 8B Q4_K - Medium",
+            "model_size": 4920000000, "model_n_params": 8030000000, "n_batch": 2048, "n_ubatch": 512,
+            "n_threads": 16, "type_k": "f16", "type_v": "f16", "n_gpu_layers": 99, "flash_attn": False,
+            "n_prompt": 512, "n_gen": 0, "n_depth": i, "test_time": "2025-01-01T00:00:00Z",
+            "avg_ns": 100000000 + i + seed * 7, "stddev_ns": 1000, "avg_ts": 5000.0 + i + seed, "stddev_ts": 10.0,
+            "samples_ns": [1, 2], "samples_ts": [1.0, 2.0]}))
+    return "\n".join(lines) + "\n"
+
+
+def test_a_dry_run_counts_a_figure_shared_by_two_files_once(catalogue, tmp_path):
+    """The preview must promise what the import will store: the same run in two files (an MLPerf
+    summary and its detail log) is counted once, as the import stores it once."""
+    from gpudesk.core.benchmarks.store import import_files
+
+    mlperf = sorted((ROOT / "tests" / "data" / "bench" / "mlperf-inference").iterdir())
+    files = [p for p in mlperf if p.suffix == ".txt"]
+    assert len(files) == 2
+    preview = import_files(catalogue, files, dry_run=True)
+    real = import_files(catalogue, files)
+    assert [f.stored for f in preview.files] == [f.stored for f in real.files]
+    assert sum(f.stored for f in real.files) == real.files[0].stored > 0

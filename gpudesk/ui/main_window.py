@@ -137,6 +137,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(side)
         layout.addWidget(self.stack, 1)
         self.setCentralWidget(central)
+        self.setAcceptDrops(True)  # result files and scenarios dropped anywhere on the window
 
         self.catalogue_status = QLabel("Opening the catalogue…")
         self.statusBar().addPermanentWidget(self.catalogue_status)
@@ -384,6 +385,41 @@ class MainWindow(QMainWindow):
         store.setValue("catalogue/splitter", self.catalogue_view.splitter.saveState())
         store.sync()
 
+    # ------------------------------------------------------------------ files dropped on the window
+    def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
+        """Scenario files open in Compare (or Cluster, when drawn there); anything else is taken for
+        benchmark results and opens the import."""
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if not paths:
+            return
+        event.acceptProposedAction()
+        scenarios = [p for p in paths if _is_scenario(p)]
+        results = [p for p in paths if p not in scenarios]
+        for path in scenarios:
+            self._open_scenario_file(path)
+        if results:
+            view = self.page("benchmarks")
+            self.show_page("benchmarks")
+            view.import_files(results)
+
+    def _open_scenario_file(self, path: str) -> None:
+        import json
+
+        try:
+            with open(path, encoding="utf-8") as handle:
+                doc = json.load(handle)
+        except (OSError, ValueError):
+            doc = {}
+        key = "cluster" if isinstance(doc, dict) and doc.get("canvas") else "compare"
+        self.page(key)
+        view = self.show_page(key)
+        if hasattr(view, "open_path"):
+            view.open_path(path)
+
     def closeEvent(self, event: QCloseEvent) -> None:
         for view in self.pages.values():
             if hasattr(view, "maybe_close") and not view.maybe_close():
@@ -394,3 +430,13 @@ class MainWindow(QMainWindow):
             self._loader.preview_shown.set()
             self._loader.wait(30000)  # never leave the database half-migrated
         event.accept()
+
+
+def _is_scenario(path: str) -> bool:
+    """A gpudesk scenario (its first bytes name the format), not a benchmark result."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return b'"gpudesk_scenario"' in head

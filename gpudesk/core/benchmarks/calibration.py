@@ -71,6 +71,43 @@ def calibrations(catalogue, measurements: Iterable[Measurement] | None = None,
     return tuple(out)
 
 
+_CURRENT: dict[int, tuple[tuple, tuple[Calibration, ...]]] = {}
+
+
+def current_calibrations(catalogue) -> tuple[Calibration, ...]:
+    """calibrations() of everything stored, recomputed only when the stored measurements or the
+    user's answers changed (gpudesk.core.benchmarks.store.data_revision): cheap enough to call
+    on every estimate of the compare view and the cluster canvas."""
+    from gpudesk.core.benchmarks.store import data_revision
+
+    revision = data_revision(catalogue)
+    cached = _CURRENT.get(id(catalogue))
+    if cached is not None and cached[0] == revision:
+        return cached[1]
+    result = calibrations(catalogue)
+    _CURRENT[id(catalogue)] = (revision, result)
+    return result
+
+
+def active_calibrations(catalogue, settings=None) -> tuple[Calibration, ...]:
+    """The calibrations the estimates use: none when the user switched calibration off
+    (settings.calibration_enabled), and none, logged, if they cannot be computed: calibration
+    never stops an estimate."""
+    import logging
+
+    if settings is None:
+        from gpudesk.core.settings import load_settings
+
+        settings = load_settings()
+    if not getattr(settings, "calibration_enabled", False) or getattr(catalogue, "read_only", False):
+        return ()
+    try:
+        return current_calibrations(catalogue)
+    except Exception:  # noqa: BLE001 - an estimate without calibration beats no estimate
+        logging.getLogger(__name__).exception("calibration unavailable")
+        return ()
+
+
 @dataclass(frozen=True)
 class BeforeAfter:
     """One measurement with its estimate before (calibration off) and after calibration."""

@@ -13,7 +13,7 @@ import io
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -48,13 +48,43 @@ class SourceError(Exception):
         super().__init__(str(problem))
 
 
+class _Counting:
+    """A text stream that reports how many characters were read (for progress and cancel: the
+    callback may raise to stop the import)."""
+
+    def __init__(self, stream: TextIO, on_read):
+        self._stream = stream
+        self._on_read = on_read
+
+    def read(self, size: int = -1) -> str:
+        data = self._stream.read(size)
+        self._on_read(len(data))
+        return data
+
+    def readline(self, size: int = -1) -> str:
+        data = self._stream.readline(size)
+        self._on_read(len(data))
+        return data
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stream.close()
+
+
 @dataclass
 class Source:
-    """A result file (`path`) or a text handed over directly (`text`), with the name used in messages."""
+    """A result file (`path`) or a text handed over directly (`text`), with the name used in messages.
+    `on_read(chars)`, when set, is called as the content is read (progress; it may raise to cancel)."""
 
     name: str
     path: Path | None = None
     text: str | None = None
+    on_read: Callable[[int], None] | None = None
 
     def size(self) -> int:
         if self.path is not None:
@@ -62,6 +92,10 @@ class Source:
         return len((self.text or "").encode("utf-8", "surrogatepass"))
 
     def open(self) -> TextIO:
+        stream = self._open()
+        return _Counting(stream, self.on_read) if self.on_read is not None else stream  # type: ignore[return-value]
+
+    def _open(self) -> TextIO:
         if self.path is not None:
             return open(self.path, encoding="utf-8-sig", errors="replace", newline=None)  # noqa: SIM115
         text = self.text or ""
@@ -70,7 +104,7 @@ class Source:
         return io.StringIO(text.replace("\r\n", "\n").replace("\r", "\n"))
 
     def head(self, chars: int = HEAD_CHARS) -> str:
-        with self.open() as handle:
+        with self._open() as handle:
             return handle.read(chars)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +37,16 @@ MODEL_FIELDS = ("model", "params", "active_params", "weights_bytes", "precision"
                 "d_model", "heads", "kv_heads", "vocab", "prompt_tokens", "gen_tokens", "concurrency", "seq_len")
 
 IMPORTED, NOTHING_NEW, ALREADY, CONTEXT, FAILED = "imported", "nothing new", "already imported", "context", "failed"
+CANCELLED = "cancelled"
+PROGRESS_EVERY = 1 << 18  # characters read between two progress reports
+
+# progress(file index, file name, characters read, file size in bytes) -> False to cancel
+ProgressCallback = Callable[[int, str, int, int], bool]
+
+
+class ImportCancelled(BaseException):  # noqa: N818 - not an error: the importers' guards must let it through
+    """The user cancelled; the file being read is rolled back like a failed one. A BaseException
+    (like KeyboardInterrupt) so that the importers' catch-all guards do not turn it into an error."""
 
 
 # ----------------------------------------------------------------------------------- reports
@@ -83,6 +93,8 @@ class FileReport:
             return "nothing to import (a description file, used for the results imported with it)"
         if self.status == FAILED:
             return "not imported: " + (self.errors[0].message if self.errors else "see the problems")
+        if self.status == CANCELLED:
+            return "cancelled: nothing from this file was stored"
         bits = [f"read {self.read} measurement(s)"]
         if self.stored:
             bits.append(f"{'would store' if self.dry_run else 'stored'} {self.stored}")
@@ -271,10 +283,12 @@ def _remember(conn: Connection, key: str, accelerator_id: str | None, count: int
 
 # ----------------------------------------------------------------------------------- import
 def import_files(catalogue, paths: Sequence, dry_run: bool = False, gpu: str | None = None, count: int | None = None,
-                 *, max_bytes: int | None = None) -> ImportReport:
+                 *, max_bytes: int | None = None, progress: ProgressCallback | None = None) -> ImportReport:
     """Import result files into the catalogue's database (see the module docstring). `gpu`/`count`
     answer "which hardware?" for files that do not name it (or name it ambiguously); the answer
-    is remembered for the next files of the same hardware or signature."""
+    is remembered for the next files of the same hardware or signature. `progress` is called as
+    each file is read; when it returns False the file being read is rolled back and the files
+    after it are left alone (their status is "cancelled")."""
     report = ImportReport(dry_run=dry_run)
     ids = {r["id"] for r in catalogue.items("accelerators")}
     if gpu is not None:
@@ -294,8 +308,19 @@ def import_files(catalogue, paths: Sequence, dry_run: bool = False, gpu: str | N
         return report
     paths = list(paths)
     systems = _systems_among(paths)
-    for path in paths:
-        report.files.append(_import_one(catalogue, path, dry_run, ids, gpu, count, max_bytes, systems))
+    cancelled = False
+    # a dry run rolls each file back, so remember what earlier files would have stored: the
+    # preview then counts a figure that two files share once, as the import will
+    seen: set[str] | None = set() if dry_run else None
+    for index, path in enumerate(paths):
+        if cancelled:
+            name = Path(str(path)).name
+            report.files.append(FileReport(str(path), name, status=CANCELLED, problems=[
+                Problem(name, "", "not imported: the import was cancelled before this file", "info")]))
+            continue
+        fr = _import_one(catalogue, path, dry_run, ids, gpu, count, max_bytes, systems, progress, index, seen)
+        report.files.append(fr)
+        cancelled = fr.status == CANCELLED
     return report
 
 
@@ -332,7 +357,8 @@ def _file_hash(src: Source) -> tuple[str, int]:
     return h.hexdigest(), size
 
 
-def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_bytes, systems) -> FileReport:
+def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_bytes, systems,
+                progress: ProgressCallback | None = None, index: int = 0, seen: set[str] | None = None) -> FileReport:
     shown = str(path)
     fr = FileReport(shown, Path(shown).name, dry_run=dry_run)
     try:
@@ -341,6 +367,22 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
         fr.add_problem(exc.problem)
         return fr
     fr.name = src.name
+    if progress is not None:
+        total = src.size()
+        read = [0, 0]  # characters read, at the last report
+
+        def on_read(n: int) -> None:
+            read[0] += n
+            if read[0] - read[1] >= PROGRESS_EVERY or n == 0:
+                read[1] = read[0]
+                if progress(index, src.name, min(read[0], total), total) is False:
+                    raise ImportCancelled
+
+        src.on_read = on_read
+        if progress(index, src.name, 0, total) is False:
+            fr.status = CANCELLED
+            fr.add_problem(Problem(src.name, "", "cancelled before it was read: nothing stored", "info"))
+            return fr
     try:
         file_hash, fr.size_bytes = _file_hash(src)
     except OSError as exc:
@@ -378,11 +420,22 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
     conn = catalogue.engine.connect()
     trans = conn.begin()
     try:
-        _store_stream(conn, fr, src, file_hash, fmt, items, ids, gpu, count, dry_run)
+        stored_here: set[str] = set()
+        _store_stream(conn, fr, src, file_hash, fmt, items, ids, gpu, count, dry_run,
+                      seen=(seen or set()) if seen is not None else None, stored_here=stored_here)
         if dry_run or fr.status == FAILED:
             trans.rollback()
+            if seen is not None and fr.status != FAILED:
+                seen.update(stored_here)
         else:
             trans.commit()
+    except ImportCancelled:
+        trans.rollback()
+        fr.status = CANCELLED
+        fr.stored = 0
+        fr.import_id = None
+        fr.add_problem(Problem(src.name, "", "cancelled while reading: nothing from this file was stored", "info"))
+        return fr
     except Exception as exc:  # noqa: BLE001 - a failing file must change nothing and be reported, not crash
         trans.rollback()
         fr.status = FAILED
@@ -398,7 +451,8 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
 
 
 def _store_stream(conn: Connection, fr: FileReport, src: Source, file_hash: str, fmt: str | None,
-                  items: Iterator, ids: set[str], gpu, count, dry_run: bool) -> None:
+                  items: Iterator, ids: set[str], gpu, count, dry_run: bool, *, seen: set[str] | None = None,
+                  stored_here: set[str] | None = None) -> None:
     answers = _load_answers(conn)
     hardware = _Hardware(ids, answers, gpu, count)
     import_id: int | None = None
@@ -416,7 +470,7 @@ def _store_stream(conn: Connection, fr: FileReport, src: Source, file_hash: str,
                 file_hash=file_hash, source_file=src.name, format=fmt or "", imported_at=_now(),
                 size_bytes=fr.size_bytes, records=0, stored=0, duplicates=0, problems=[])
                 .returning(BenchImport.id)).scalar_one()
-        _insert_batch(conn, fr, import_id, batch)
+        _insert_batch(conn, fr, import_id, batch, seen, stored_here)
         batch.clear()
 
     for item in items:
@@ -488,7 +542,10 @@ def _clean_problem(p: Problem) -> Problem:
     return Problem(p.file, clean_text(p.place, 120), clean_text(p.message, 600), p.severity)
 
 
-def _insert_batch(conn: Connection, fr: FileReport, import_id: int, batch: list[Measurement]) -> None:
+def _insert_batch(conn: Connection, fr: FileReport, import_id: int, batch: list[Measurement],
+                  seen: set[str] | None = None, stored_here: set[str] | None = None) -> None:
+    """Insert the batch's new figures. `seen`: content hashes earlier files of a dry run would
+    have stored (counted as duplicates); `stored_here` collects the hashes this file stores."""
     table = BenchMeasurement.__table__
     unique: dict[str, Measurement] = {}
     for m in batch:
@@ -501,8 +558,12 @@ def _insert_batch(conn: Connection, fr: FileReport, import_id: int, batch: list[
     for i in range(0, len(hashes), HASH_CHUNK):
         chunk = hashes[i:i + HASH_CHUNK]
         existing.update(conn.execute(select(table.c.content_hash).where(table.c.content_hash.in_(chunk))).scalars())
+    if seen:
+        existing.update(h for h in hashes if h in seen)
     fresh = [(h, m) for h, m in unique.items() if h not in existing]
     fr.duplicates += len(unique) - len(fresh)
+    if stored_here is not None:
+        stored_here.update(h for h, _m in fresh)
     if not fresh:
         return
     if conn.dialect.name == "sqlite":
@@ -622,7 +683,8 @@ def open_questions(catalogue) -> list[dict]:
 
     table = BenchMeasurement.__table__
     query = (select(table.c.hardware_key, table.c.hardware_text, table.c.format, table.c.match_confidence,
-                    table.c.match_reason, table.c.accelerator_id, func.count())
+                    table.c.match_reason, table.c.accelerator_id, func.count(), func.max(table.c.accelerator_count),
+                    func.min(table.c.source_file), func.max(table.c.source_file))
              .where(table.c.cpu_only.is_(False), table.c.match_confidence != "exact")
              .group_by(table.c.hardware_key, table.c.hardware_text, table.c.format, table.c.match_confidence,
                        table.c.match_reason, table.c.accelerator_id)
@@ -630,10 +692,16 @@ def open_questions(catalogue) -> list[dict]:
     ids = {r["id"] for r in catalogue.items("accelerators")}
     out: dict[str, dict] = {}
     with catalogue.engine.connect() as conn:
-        for key, text, fmt, confidence, reason, acc, n in conn.execute(query):
+        for key, text, fmt, confidence, reason, acc, n, count, first, last in conn.execute(query):
             entry = out.setdefault(key, {"key": key, "hardware_text": text, "formats": [], "confidence": confidence,
-                                         "reason": reason, "guess": acc, "measurements": 0, "candidates": []})
+                                         "reason": reason, "guess": acc, "measurements": 0, "candidates": [],
+                                         "count": None, "files": []})
             entry["measurements"] += n
+            if count and not entry["count"]:
+                entry["count"] = int(count)  # what the file says (or implies), to confirm
+            for name in (first, last):  # portable SQL: the first and last names (enough to recognise the files)
+                if name and name not in entry["files"]:
+                    entry["files"].append(name)
             if fmt not in entry["formats"]:
                 entry["formats"].append(fmt)
             if text and not entry["candidates"]:
@@ -722,3 +790,14 @@ def forget_answer(catalogue, key: str) -> bool:
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
+
+
+def data_revision(catalogue) -> tuple:
+    """A cheap fingerprint of what calibration reads (stored measurements and answers): it
+    changes whenever an import, a deletion or an answer changes them, in this process or another."""
+    m, a = BenchMeasurement.__table__, BenchAnswer.__table__
+    with catalogue.engine.connect() as conn:
+        measured = conn.execute(select(func.count(), func.max(m.c.id), func.total(func.length(m.c.accelerator_id)),
+                                       func.total(m.c.accelerator_count), func.total(func.length(m.c.workload)))).one()
+        answered = conn.execute(select(func.count(), func.max(a.c.updated_at))).one()
+    return tuple(measured) + tuple(answered)

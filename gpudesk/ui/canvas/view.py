@@ -457,6 +457,7 @@ class ClusterView(QWidget):
         """Estimate the drawn cluster; problems are shown on the canvas."""
         if self.catalogue is None:
             return
+        from gpudesk.core.benchmarks.calibration import active_calibrations
         from gpudesk.core.compare import OptionResult, cost_curves
         from gpudesk.core.estimate.engine import estimate
         from gpudesk.core.resolve import ResolveError, resolve_option
@@ -473,7 +474,9 @@ class ClusterView(QWidget):
             try:
                 scenario = self.current_scenario(with_canvas=False)
                 option = Option(scenario.name or "cluster", scenario.cluster)
-                resolved = resolve_option(scenario, option, self.catalogue, "cluster", load_settings())
+                settings = load_settings()
+                resolved = resolve_option(scenario, option, self.catalogue, "cluster", settings,
+                                          active_calibrations(self.catalogue, settings))
                 est = estimate(resolved.inputs)
                 est.assumptions[:0] = resolved.assumptions
                 curves = cost_curves([OptionResult("This cluster", option, est, resolved.inputs)])

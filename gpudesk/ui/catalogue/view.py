@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QMimeData, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QMimeData, QModelIndex, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 from gpudesk.core.catalogue import EditError
 from gpudesk.core.catalogue.fields import KIND_LABELS, KIND_NOUNS, KINDS
 from gpudesk.ui.catalogue.detail import detail_html
-from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowTableModel, fit_columns, sort_key
+from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowSortProxy, RowTableModel, fit_columns
 
 KIND_ORDER = ("accelerators", "systems", "cloud", "prices", "regions", "interconnects", "sources")
 
@@ -53,7 +53,7 @@ SEARCH_KEYS = ("id", "name", "vendor", "family", "architecture", "form_factor", 
                "instance_type", "accelerator", "item", "country", "title", "publisher", "generation")
 
 
-class CatalogueProxy(QSortFilterProxyModel):
+class CatalogueProxy(RowSortProxy):
     """Search and filters over the rows of one kind; empty cells sort last in both orders."""
 
     def __init__(self, parent=None):
@@ -69,15 +69,7 @@ class CatalogueProxy(QSortFilterProxyModel):
         self.mine_only = False
 
     def set_criteria(self, **criteria) -> None:
-        if hasattr(self, "beginFilterChange"):  # Qt >= 6.9 deprecates invalidateFilter()
-            self.beginFilterChange()
-            for key, value in criteria.items():
-                setattr(self, key, value)
-            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-        else:  # pragma: no cover - older Qt
-            for key, value in criteria.items():
-                setattr(self, key, value)
-            self.invalidateFilter()
+        self.change_filter(**criteria)
 
     def filterAcceptsRow(self, source_row: int, source_parent: QModelIndex) -> bool:
         row = self.sourceModel().row(source_row)
@@ -100,14 +92,6 @@ class CatalogueProxy(QSortFilterProxyModel):
                 return False
         return True
 
-    def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:
-        a = sort_key(left.data(SORT_ROLE))
-        b = sort_key(right.data(SORT_ROLE))
-        if a[0] != b[0] and 2 in (a[0], b[0]):
-            # keep empty cells at the bottom whichever way the column is sorted
-            empty_left = a[0] == 2
-            return (not empty_left) if self.sortOrder() == Qt.SortOrder.AscendingOrder else empty_left
-        return a < b
 
 
 class CatalogueView(QWidget):

@@ -666,18 +666,9 @@ class CompareView(QWidget):
 
     # ------------------------------------------------------------------ internals
     def _calibrations(self):
-        try:
-            from gpudesk.core.benchmarks.calibration import calibrations
-            from gpudesk.core.settings import load_settings
+        from gpudesk.core.benchmarks.calibration import active_calibrations
 
-            if not load_settings().calibration_enabled:
-                return ()
-            return calibrations(self.catalogue)
-        except ImportError:
-            return ()
-        except Exception:  # calibration must never stop a comparison
-            log.exception("calibration unavailable")
-            return ()
+        return active_calibrations(self.catalogue)
 
     def _folder(self) -> Path:
         return self.path.parent if self.path else Path.home()

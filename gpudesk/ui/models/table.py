@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from gpudesk.core.format import format_number
@@ -29,6 +29,7 @@ class Column:
     fmt: Callable[[Any], str] | None = None
     tooltip: Callable[[dict], str | None] | None = None
     decimals: int | None = None
+    text: Callable[[dict], str] | None = None  # the shown text from the whole row (the value still sorts)
 
     def display(self, value: Any) -> str:
         if self.fmt is not None:
@@ -95,7 +96,7 @@ class RowTableModel(QAbstractTableModel):
         col = self._columns[index.column()]
         value = row.get(col.key)
         if role == Qt.ItemDataRole.DisplayRole:
-            return col.display(value)
+            return col.text(row) if col.text is not None else col.display(value)
         if role == SORT_ROLE:
             return value
         if role == ROW_ROLE:
@@ -150,6 +151,35 @@ def sort_key(value: Any) -> tuple:
     return (1, 0, str(value).lower())
 
 
+class RowSortProxy(QSortFilterProxyModel):
+    """Sorts by SORT_ROLE with sort_key: numbers as numbers, and empty cells at the bottom in
+    both orders."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setSortRole(SORT_ROLE)
+
+    def change_filter(self, **attributes) -> None:
+        """Set the attributes filterAcceptsRow reads, and filter again."""
+        if hasattr(self, "beginFilterChange"):  # Qt >= 6.9 deprecates invalidateFilter()
+            self.beginFilterChange()
+            for key, value in attributes.items():
+                setattr(self, key, value)
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:  # pragma: no cover - older Qt
+            for key, value in attributes.items():
+                setattr(self, key, value)
+            self.invalidateFilter()
+
+    def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:  # noqa: N802 - Qt override
+        a = sort_key(left.data(SORT_ROLE))
+        b = sort_key(right.data(SORT_ROLE))
+        if a[0] != b[0] and 2 in (a[0], b[0]):
+            empty_left = a[0] == 2
+            return (not empty_left) if self.sortOrder() == Qt.SortOrder.AscendingOrder else empty_left
+        return a < b
+
+
 def fit_columns(view, model: RowTableModel, minimum: int = 60, maximum: int = 260, sample: int = 400) -> None:
     """Size each column to its header and its widest cell (up to `sample` rows), within
     [minimum, maximum] pixels. The same result as QTableView.resizeColumnsToContents for plain
@@ -166,7 +196,7 @@ def fit_columns(view, model: RowTableModel, minimum: int = 60, maximum: int = 26
     padding = 2 * view.style().pixelMetric(view.style().PixelMetric.PM_FocusFrameHMargin) + 18
     for i, col in enumerate(model._columns):
         width = heads.horizontalAdvance(col.header) + 22  # room for the sort arrow
-        texts = {col.display(row.get(col.key)) for row in rows}
+        texts = {col.text(row) if col.text is not None else col.display(row.get(col.key)) for row in rows}
         if texts:
             width = max(width, max(cells.horizontalAdvance(t) for t in texts) + padding)
         header.resizeSection(i, min(max(width, minimum), maximum))

@@ -10,7 +10,7 @@ from datetime import date
 from html import escape
 from pathlib import Path
 
-from PySide6.QtCore import QSortFilterProxyModel, Qt, QUrl, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowTableModel, fit_columns
+from gpudesk.ui.models.table import ROW_ROLE, Column, RowSortProxy, RowTableModel, fit_columns
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +76,8 @@ class ReportsView(QWidget):
         ])
         self.model.row_style = lambda r: {"color": "#8a93a3", "tooltip": f"{r['path']} is missing"} \
             if not r["exists"] else {"tooltip": r["path"]}
-        self.proxy = QSortFilterProxyModel(self)
+        self.proxy = RowSortProxy(self)
         self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(SORT_ROLE)
         self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.proxy.setFilterKeyColumn(-1)
         self.search.textChanged.connect(self.proxy.setFilterFixedString)
