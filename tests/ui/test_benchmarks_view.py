@@ -191,3 +191,26 @@ def test_files_dropped_on_the_window_open_the_import(qtbot, catalogue, monkeypat
     win.dropEvent(event)
     assert opened == [[str(LLAMA_4080)]]
     assert win.current_page_key() == "benchmarks"
+
+
+def test_error_summary_and_csv_with_the_estimates(view, tmp_path):
+    import csv
+
+    dialog = _import(view, [LLAMA_4080, BENCH / "trtllm-bench" / "masahiro_RTX4070Ti_report.json"])
+    dialog.start_import()
+    dialog.wait()
+    dialog.accept()
+    view.wait()
+    summary = view.summary.rows()
+    assert summary and {r["accelerator"] for r in summary} >= {"GeForce RTX 4080", "GeForce RTX 4070 Ti"}
+    decode = next(r for r in summary if r["metric"] == "decode_tokens_per_s_per_user" and "4080" in r["accelerator"])
+    row = next(r for r in view.model.rows() if r["metric"] == "decode_tokens_per_s_per_user" and "4080" in r["hardware"])
+    assert decode["measurements"] == 1 and decode["median_error"] == pytest.approx(row["error"])
+    out = view.export(str(tmp_path / "table.csv"))
+    with out.open() as handle:
+        table = list(csv.DictReader(handle))
+    assert len(table) == view.proxy.rowCount()
+    compared = [t for t in table if t["compared"] == "True"]
+    assert compared and all(float(t["estimated_low"]) <= float(t["estimated_likely"]) <= float(t["estimated_high"])
+                            for t in compared)
+    assert any(t["why_not_compared"] for t in table if t["compared"] == "False")

@@ -87,8 +87,11 @@ class CompareWorker(QThread):
             rows = calibration.error_before_after(self.catalogue, [v.measurement for v in usable], cals)
             stats = calibration.median_abs_errors(rows)
             by_kind = {k: calibration.median_abs_errors([r for r in rows if r.kind == k]) for k in calibration.KINDS}
+            from gpudesk.core.benchmarks.summary import error_summary
+
+            summary = error_summary(versus)
             self.done.emit({"versus": versus, "calibrations": cals, "calibrated": calibrated, "stats": stats,
-                            "by_kind": by_kind})
+                            "by_kind": by_kind, "summary": summary})
         except Exception as exc:  # shown in the view; the stored data is untouched
             log.exception("comparing measurements failed")
             self.done.emit({"error": f"{type(exc).__name__}: {exc}"})
@@ -383,7 +386,21 @@ class BenchmarksView(QWidget):
         side_layout.addWidget(heading)
         side_layout.addWidget(self.use_calibration)
         side_layout.addWidget(self.calibration_text)
-        side_layout.addWidget(self.factors_table, 1)
+        side_layout.addWidget(self.factors_table, 2)
+        side_layout.addWidget(QLabel("<b>Error of the default estimates</b>, by accelerator and metric"))
+        self.summary = RowTableModel([
+            Column("accelerator", "Accelerator"),
+            Column("metric", "Metric"),
+            Column("measurements", "n", numeric=True),
+            Column("median_error", "Median error", numeric=True, fmt=_pct),
+            Column("spread", "10–90%", numeric=True, text=lambda r: f"{_pct(r['p10_error'])} to {_pct(r['p90_error'])}"),
+            Column("inside_share", "In range", numeric=True, fmt=lambda v: f"{v:.0%}"),
+        ])
+        self.summary_table = QTableView()
+        self.summary_table.setModel(self.summary)
+        self.summary_table.verticalHeader().hide()
+        self.summary_table.horizontalHeader().setStretchLastSection(True)
+        side_layout.addWidget(self.summary_table, 3)
         note = QLabel("A factor is the median of measured ÷ estimated speed over your confirmed, plausible, "
                       "typical-value measurements of that accelerator and kind of work; the estimates show how many "
                       "measurements back it.")
@@ -398,8 +415,9 @@ class BenchmarksView(QWidget):
         left_layout.addWidget(self.show_calibrated)
         split.addWidget(left)
         split.addWidget(side)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split.setStretchFactor(0, 5)
+        split.setStretchFactor(1, 4)
+        split.setSizes([760, 620])
         return split
 
     def _imports_tab(self) -> QWidget:
@@ -496,6 +514,7 @@ class BenchmarksView(QWidget):
             versus = {v.measurement.id: v for v in results["versus"]}
             self._fill_table(versus)
             self._fill_calibration(results)
+            self._fill_summary(results.get("summary") or [])
             self._update_chart()
             self._fill_model_questions(results["versus"])
             compared = sum(1 for v in results["versus"] if v.comparable)
@@ -627,7 +646,7 @@ class BenchmarksView(QWidget):
         self.factors.set_rows([{"accelerator": names.get(c.device_id, {}).get("name", c.device_id),
                                 "kind": KIND_WORDS.get(c.kind, c.kind), "factor": c.factor,
                                 "measurements": c.measurements} for c in cals])
-        fit_columns(self.factors_table, self.factors, maximum=260)
+        fit_columns(self.factors_table, self.factors, maximum=200)
         stats = results.get("stats") or {}
         n = stats.get("measurements", 0)
         if not n:
@@ -645,6 +664,14 @@ class BenchmarksView(QWidget):
         lines.append("Estimates elsewhere use these factors." if on else
                      "<span style='color:#9a6700'>Calibration is off: estimates elsewhere use the default model.</span>")
         self.calibration_text.setText("<br>".join(lines))
+
+    def _fill_summary(self, rows: list[dict]) -> None:
+        names = self.catalogue.index("accelerators")
+        for r in rows:
+            r["accelerator"] = names.get(r["accelerator_id"] or "", {}).get("name", r["accelerator_id"] or "?")
+            r["spread"] = r["p90_error"] - r["p10_error"]
+        self.summary.set_rows(rows)
+        fit_columns(self.summary_table, self.summary, maximum=170)
 
     def _calibration_switched(self, on: bool) -> None:
         from gpudesk.core.settings import SettingsError, load_settings, save_settings
@@ -742,13 +769,22 @@ class BenchmarksView(QWidget):
         if not rows:
             return None
         if path is None:
-            path, _ = QFileDialog.getSaveFileName(self, "Export measurements", str(Path.home() / "measurements.json"),
-                                                  "gpudesk benchmark JSON (*.json)")
+            path, chosen = QFileDialog.getSaveFileName(
+                self, "Export measurements", str(Path.home() / "measurements.json"),
+                "gpudesk benchmark JSON (*.json);;Table with the estimates, CSV (*.csv)")
             if not path:
                 return None
-        doc = export_measurements([r["m"] for r in rows], description="exported from gpudesk's Benchmarks view")
+            if chosen.endswith("(*.csv)") and not path.lower().endswith(".csv"):
+                path += ".csv"
         try:
-            atomic_write_text(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+            if str(path).lower().endswith(".csv"):
+                from gpudesk.core.benchmarks.summary import write_csv
+                from gpudesk.core.benchmarks.versus import Versus
+
+                write_csv([r["v"] or Versus(r["m"], False, "not compared yet") for r in rows], path)
+            else:
+                doc = export_measurements([r["m"] for r in rows], description="exported from gpudesk's Benchmarks view")
+                atomic_write_text(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         except OSError as exc:
             QMessageBox.warning(self, "Not exported", f"{path}: {exc}")
             return None
