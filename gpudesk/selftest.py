@@ -199,6 +199,24 @@ def check_estimate(t: SelfTest) -> str:
     return f"{path.name}: feasible on {result.devices} devices{hours}"
 
 
+@register("benchmark import")
+def check_benchmark_import(t: SelfTest) -> str:
+    """The schema example imports, compares with an estimate and summarises (pandas in the bundle)."""
+    from gpudesk.core import paths
+    from gpudesk.core.benchmarks.store import import_files, stored_measurements
+    from gpudesk.core.benchmarks.summary import error_summary
+    from gpudesk.core.benchmarks.versus import compare_all
+
+    example = paths.resource("schema", "benchmark.example.json")
+    catalogue = t.catalogue()
+    report = import_files(catalogue, [example])
+    _require(report.ok and report.files[0].stored > 0, f"{example.name} did not import: {report.format_text()}")
+    versus = compare_all(catalogue, stored_measurements(catalogue))
+    summary = error_summary(versus)
+    _require(bool(summary), "no measurement of the example compared with an estimate")
+    return f"{report.files[0].stored} measurements of {example.name} stored; {len(summary)} compared group(s)"
+
+
 @register("main window")
 def check_main_window(t: SelfTest) -> str:
     app = t.app()
