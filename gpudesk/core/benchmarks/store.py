@@ -420,12 +420,12 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
     conn = catalogue.engine.connect()
     trans = conn.begin()
     try:
-        stored_here: set[str] = set()
-        _store_stream(conn, fr, src, file_hash, fmt, items, ids, gpu, count, dry_run,
-                      seen=(seen or set()) if seen is not None else None, stored_here=stored_here)
+        stored_here: set[str] | None = set() if seen is not None else None  # only a dry run needs them
+        _store_stream(conn, fr, src, file_hash, fmt, items, ids, gpu, count, dry_run, seen=seen,
+                      stored_here=stored_here)
         if dry_run or fr.status == FAILED:
             trans.rollback()
-            if seen is not None and fr.status != FAILED:
+            if seen is not None and stored_here and fr.status != FAILED:
                 seen.update(stored_here)
         else:
             trans.commit()
