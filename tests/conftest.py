@@ -25,6 +25,17 @@ def gpudesk_home(tmp_path, monkeypatch):
     return home
 
 
+@pytest.fixture(autouse=True)
+def _release_clipboard():
+    """What a test put on the clipboard is released as the app would before quitting (Qt would
+    otherwise delete it after the interpreter stopped, and crash)."""
+    yield
+    import sys
+
+    if "gpudesk.ui.widgets.clipboard" in sys.modules:
+        sys.modules["gpudesk.ui.widgets.clipboard"].release_clipboard()
+
+
 @pytest.fixture(scope="session")
 def catalogue_template(tmp_path_factory):
     """A catalogue database built from data/ once; tests get copies."""

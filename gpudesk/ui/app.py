@@ -77,6 +77,9 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     app.setApplicationDisplayName(APP_DISPLAY_NAME)
     apply_style(app)
     app.setWindowIcon(app_icon())
+    from gpudesk.ui.widgets.clipboard import release_clipboard
+
+    app.aboutToQuit.connect(release_clipboard)
     return app
 
 

@@ -98,3 +98,30 @@ def test_window_state_is_remembered(qtbot, window, catalogue):
     qtbot.waitUntil(lambda: again.current_page_key() == "compare", timeout=3000)
     assert not settings_store().value("catalogue/splitter").isEmpty()
     assert sizes
+
+
+def test_quitting_after_a_copy_does_not_crash(tmp_path):
+    """A QMimeData made in Python and left on the clipboard used to be deleted by Qt after the
+    interpreter stopped, crashing the app on exit (status 139)."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from PySide6.QtCore import QMimeData, QTimer\n"
+        "from gpudesk.ui.app import make_application\n"
+        "from gpudesk.ui.widgets.clipboard import set_clipboard\n"
+        "app = make_application()\n"
+        "mime = QMimeData()\n"
+        "mime.setText('a\\tb')\n"
+        "mime.setData('application/x-gpudesk-canvas', b'{}')\n"
+        "set_clipboard(mime)\n"
+        "QTimer.singleShot(0, app.quit)\n"
+        "app.exec()\n"
+        "print(app.clipboard().text() == 'a\\tb')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "True"

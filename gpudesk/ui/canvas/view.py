@@ -41,6 +41,7 @@ from gpudesk.core.scenario import Option, ScenarioError, load_scenario, parse_sc
 from gpudesk.ui.canvas.items import LOD_DETAIL, NODE_H, NODE_W, LinkItem, NodeItem
 from gpudesk.ui.canvas.panels import MIME, EstimatesPanel, Palette, PropertiesPanel
 from gpudesk.ui.canvas.scene import ClusterScene
+from gpudesk.ui.widgets.clipboard import set_clipboard
 
 log = logging.getLogger(__name__)
 
@@ -394,7 +395,7 @@ class ClusterView(QWidget):
         mime = QMimeData()
         mime.setData(CLIPBOARD_MIME, json.dumps(data).encode())
         mime.setText(json.dumps(data, indent=1))
-        QGuiApplication.clipboard().setMimeData(mime)
+        set_clipboard(mime)
         self.status_message.emit(f"Copied {len(nodes)} node(s)")
 
     def paste(self) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import QMimeData, QModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -32,6 +32,7 @@ from gpudesk.core.catalogue import EditError
 from gpudesk.core.catalogue.fields import KIND_LABELS, KIND_NOUNS, KINDS
 from gpudesk.ui.catalogue.detail import detail_html
 from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowSortProxy, RowTableModel, fit_columns
+from gpudesk.ui.widgets.clipboard import set_clipboard
 
 KIND_ORDER = ("accelerators", "systems", "cloud", "prices", "regions", "interconnects", "sources")
 
@@ -409,7 +410,7 @@ class CatalogueView(QWidget):
         mime = QMimeData()
         mime.setText("\n".join(lines) + "\n")
         mime.setHtml("<table>" + "".join(html_rows) + "</table>")
-        QGuiApplication.clipboard().setMimeData(mime)
+        set_clipboard(mime)
         self.message.emit(f"Copied {len(rows)} row(s) as a table")
 
     def add_entry(self) -> None:

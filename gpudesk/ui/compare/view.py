@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 from gpudesk.core import paths
 from gpudesk.core.scenario import ClusterEntry, Option, ScenarioError, load_scenario, parse_scenario, save_scenario
 from gpudesk.ui.compare.model import CompareTableModel
+from gpudesk.ui.widgets.clipboard import set_clipboard
 
 log = logging.getLogger(__name__)
 
@@ -645,7 +646,7 @@ class CompareView(QWidget):
         mime = QMimeData()
         mime.setText("\n".join(lines) + "\n")
         mime.setHtml("<table>" + "".join(rows_html) + "</table>")
-        QGuiApplication.clipboard().setMimeData(mime)
+        set_clipboard(mime)
         self.status_message.emit("Copied the comparison table")
 
     def is_modified(self) -> bool:
