@@ -187,16 +187,22 @@ def _calibrations(args, catalogue) -> tuple:
     return active_calibrations(catalogue)
 
 
-def _estimate(args) -> int:
-    from gpudesk.core.resolve import ResolveError, estimate_scenario
+def _scenario_and_catalogue(args):
+    """The scenario file named on the command line and the catalogue, or a CliError naming the problem."""
     from gpudesk.core.scenario import ScenarioError, load_scenario
-    from gpudesk.core.summary import format_estimate
 
     try:
         scenario = load_scenario(args.scenario)
     except ScenarioError as exc:
         raise CliError(str(exc)) from exc
-    cat = _open(args)
+    return scenario, _open(args)
+
+
+def _estimate(args) -> int:
+    from gpudesk.core.resolve import ResolveError, estimate_scenario
+    from gpudesk.core.summary import format_estimate
+
+    scenario, cat = _scenario_and_catalogue(args)
     try:
         result = estimate_scenario(scenario, cat, calibrations=_calibrations(args, cat))
     except ResolveError as exc:
@@ -211,13 +217,8 @@ def _estimate(args) -> int:
 def _compare(args) -> int:
     from gpudesk.core.compare import build_comparison, comparison_csv, comparison_json, format_comparison
     from gpudesk.core.resolve import ResolveError
-    from gpudesk.core.scenario import ScenarioError, load_scenario
 
-    try:
-        scenario = load_scenario(args.scenario)
-    except ScenarioError as exc:
-        raise CliError(str(exc)) from exc
-    cat = _open(args)
+    scenario, cat = _scenario_and_catalogue(args)
     try:
         comparison = build_comparison(scenario, cat, calibrations=_calibrations(args, cat))
     except ResolveError as exc:
@@ -239,12 +240,11 @@ def _compare(args) -> int:
             organisation=args.organisation if args.organisation is not None else settings.organisation,
             page_size=page_size,
         )
-        from gpudesk.core.report.history import HistoryError, record_comparison
+        from gpudesk.core.report.history import try_record_comparison
 
-        try:
-            record_comparison(comparison, args.pdf, page_size=page_size, origin="cli")
-        except (HistoryError, OSError) as exc:  # the PDF is written; only the list of reports is not
-            print(f"gpudesk: the report was not added to the Reports list: {exc}", file=sys.stderr)
+        problem = try_record_comparison(comparison, args.pdf, page_size=page_size, origin="cli")
+        if problem:  # the PDF is written; only the list of reports misses it
+            print(f"gpudesk: the report was not added to the Reports list: {problem}", file=sys.stderr)
     if args.json:
         _print_json(comparison_json(comparison))
     elif not (args.pdf or args.csv):

@@ -144,6 +144,16 @@ def record_comparison(comparison, pdf_path: str | Path, *, title: str = "Compute
                          page_size=page_size, origin=origin, path=path)
 
 
+def try_record_comparison(comparison, pdf_path, **kwargs) -> str:
+    """record_comparison, for the places that have just written the PDF: "" when recorded, else
+    why not (the PDF stays written; only the list of reports misses it)."""
+    try:
+        record_comparison(comparison, pdf_path, **kwargs)
+    except (HistoryError, OSError) as exc:
+        return str(exc)
+    return ""
+
+
 def forget_report(record_id: str, path: Path | None = None) -> bool:
     """Remove an entry (and its saved scenario) from the history; the PDF itself stays."""
     path = path or history_path()

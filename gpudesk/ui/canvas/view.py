@@ -800,13 +800,11 @@ class ClusterView(QWidget):
             svg = self.render_image("svg", Path(folder) / "cluster.svg")
             report.sections.insert(0, Section("The cluster", [Figure(str(svg), "The cluster as drawn in gpudesk.")]))
             written = render_report_pdf(report, path, settings.page_size)
-        self.status_message.emit(f"Wrote {written}")
-        from gpudesk.core.report.history import HistoryError, record_comparison
+        from gpudesk.core.report.history import try_record_comparison
 
-        try:
-            record_comparison(comparison, written, title=report.title, kind="cluster", page_size=settings.page_size)
-        except (HistoryError, OSError) as exc:
-            self.status_message.emit(f"Wrote {written}; not added to Reports: {exc}")
+        problem = try_record_comparison(comparison, written, title=report.title, kind="cluster",
+                                        page_size=settings.page_size)
+        self.status_message.emit(f"Wrote {written}" + (f"; not added to Reports: {problem}" if problem else ""))
         return written
 
     def closeEvent(self, event) -> None:

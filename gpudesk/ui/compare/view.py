@@ -604,13 +604,10 @@ class CompareView(QWidget):
             return None
         finally:
             QGuiApplication.restoreOverrideCursor()
-        self.status_message.emit(f"Wrote {written}")
-        from gpudesk.core.report.history import HistoryError, record_comparison
+        from gpudesk.core.report.history import try_record_comparison
 
-        try:
-            record_comparison(self.comparison, written, page_size=settings.page_size)
-        except (HistoryError, OSError) as exc:
-            self.status_message.emit(f"Wrote {written}; not added to Reports: {exc}")
+        problem = try_record_comparison(self.comparison, written, page_size=settings.page_size)
+        self.status_message.emit(f"Wrote {written}" + (f"; not added to Reports: {problem}" if problem else ""))
         return written
 
     def export_csv(self, path: str | None = None) -> Path | None:

@@ -332,5 +332,5 @@ class ReportsView(QWidget):
             return written
         self.status_message.emit(f"Wrote {written}")
         self.refresh()
-        self.select(record.id)
+        self.select(record.id)  # the new entry, selected
         return written
