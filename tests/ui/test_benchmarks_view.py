@@ -214,3 +214,24 @@ def test_error_summary_and_csv_with_the_estimates(view, tmp_path):
     assert compared and all(float(t["estimated_low"]) <= float(t["estimated_likely"]) <= float(t["estimated_high"])
                             for t in compared)
     assert any(t["why_not_compared"] for t in table if t["compared"] == "False")
+
+
+def test_mlperf_lengths_are_asked_and_make_the_results_comparable(view):
+    mlperf = sorted((BENCH / "mlperf-inference").iterdir())
+    dialog = _import(view, mlperf)
+    dialog.start_import()
+    dialog.wait()
+    dialog.accept()
+    view.wait()
+    throughput = next(r for r in view.model.rows() if r["metric"] == "output_tokens_per_s")
+    assert throughput["error"] is None and "generated tokens" in throughput["flag"]
+    boxes = [view.questions.inner_layout.itemAt(i).widget() for i in range(view.questions.inner_layout.count())]
+    box = next(b for b in boxes if b.findChild(QSpinBox, "gen_tokens") is not None)
+    _answer_button(box).click()
+    assert "both the prompt and the output" in box.findChild(QLabel, "errorLabel").text()
+    box.findChild(QSpinBox, "prompt_tokens").setValue(1024)  # illustrative lengths
+    box.findChild(QSpinBox, "gen_tokens").setValue(256)
+    _answer_button(box).click()
+    view.wait()
+    throughput = next(r for r in view.model.rows() if r["metric"] == "output_tokens_per_s")
+    assert throughput["error"] is not None

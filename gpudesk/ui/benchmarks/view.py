@@ -116,13 +116,13 @@ class QuestionsPanel(QWidget):
         layout.addWidget(scroll)
         self.count = 0
 
-    def set_questions(self, catalogue, hardware: list[dict], models: list[dict]) -> None:
+    def set_questions(self, catalogue, hardware: list[dict], models: list[dict], lengths: list[dict] = ()) -> None:
         self.catalogue = catalogue
         while self.inner_layout.count():
             item = self.inner_layout.takeAt(0)
             if item.widget() is not None:
                 item.widget().deleteLater()
-        self.count = len(hardware) + len(models)
+        self.count = len(hardware) + len(models) + len(lengths)
         if not self.count:
             label = QLabel("Nothing to answer: every stored measurement has its hardware and model.")
             label.setObjectName("hint")
@@ -133,6 +133,8 @@ class QuestionsPanel(QWidget):
             self.inner_layout.addWidget(self._hardware_box(q, accelerators))
         for q in models:
             self.inner_layout.addWidget(self._model_box(q))
+        for q in lengths:
+            self.inner_layout.addWidget(self._lengths_box(q))
 
     def _hardware_box(self, q: dict, accelerators: list[dict]) -> QGroupBox:
         text = q.get("hardware_text") or "(the file does not name it)"
@@ -203,6 +205,44 @@ class QuestionsPanel(QWidget):
         form.addRow("Model", row)
         form.addRow(error)
         return box
+
+    def _lengths_box(self, q: dict) -> QGroupBox:
+        box = QGroupBox(f"How long were the prompts and answers? — {q['title']}")
+        form = QFormLayout(box)
+        why = QLabel(f"{q['measurements']:,} measurement(s) cannot be compared with an estimate: {q['reason']} "
+                     "(MLPerf's are set by the benchmark: see its rules for this model).")
+        why.setTextFormat(Qt.TextFormat.PlainText)
+        why.setWordWrap(True)
+        why.setObjectName("hint")
+        form.addRow(why)
+        prompt = QSpinBox()
+        prompt.setObjectName("prompt_tokens")
+        prompt.setRange(0, 10_000_000)
+        prompt.setSuffix(" prompt tokens")
+        output = QSpinBox()
+        output.setObjectName("gen_tokens")
+        output.setRange(0, 10_000_000)
+        output.setSuffix(" output tokens")
+        button = QPushButton("Answer")
+        error = QLabel()
+        error.setObjectName("errorLabel")
+        button.clicked.connect(lambda: self._answer_lengths(q["key"], prompt.value(), output.value(), error))
+        row = QHBoxLayout()
+        row.addWidget(prompt, 1)
+        row.addWidget(output, 1)
+        row.addWidget(button)
+        form.addRow("Per request", row)
+        form.addRow(error)
+        return box
+
+    def _answer_lengths(self, key: str, prompt: int, output: int, error: QLabel) -> None:
+        from gpudesk.core.benchmarks.store import answer_model
+
+        if prompt <= 0 or output <= 0:
+            error.setText("Give both the prompt and the output length, in tokens per request.")
+            return
+        answer_model(self.catalogue, key, prompt_tokens=prompt, gen_tokens=output)
+        self.answered.emit()
 
     def _answer_hardware(self, key: str, accelerator_id: str, count: int) -> None:
         from gpudesk.core.benchmarks.store import answer_hardware
@@ -690,16 +730,25 @@ class BenchmarksView(QWidget):
 
     # ------------------------------------------------------------------ questions and imports
     def _fill_model_questions(self, versus) -> None:
-        by_key: dict[str, dict] = {}
+        models: dict[str, dict] = {}
+        lengths: dict[str, dict] = {}
         for v in versus:
-            if v.comparable or "parameter count is not known" not in v.reason:
+            if v.comparable:
                 continue
             m = v.measurement
-            key = m.hardware_key if m.hardware_key else f"import:{m.import_id}"
-            q = by_key.setdefault(key, {"key": key, "title": m.source_file, "measurements": 0,
-                                        "reason": "the file does not name the model that ran"})
-            q["measurements"] += 1
-        self.questions.set_questions(self.catalogue, self._hardware_questions, list(by_key.values()))
+            if "parameter count is not known" in v.reason:
+                # remembered for the next files of this model's signature (or of this import)
+                key = m.hardware_key if m.hardware_key else f"import:{m.import_id}"
+                q = models.setdefault(key, {"key": key, "title": m.source_file, "measurements": 0,
+                                            "reason": "the file does not name the model that ran"})
+                q["measurements"] += 1
+            elif "prompt length is not known" in v.reason or "generated tokens per request" in v.reason:
+                key = f"import:{m.import_id}"  # lengths belong to one run, not to the hardware
+                q = lengths.setdefault(key, {"key": key, "title": m.source_file, "measurements": 0,
+                                             "reason": "the file does not say how long the prompts and answers were"})
+                q["measurements"] += 1
+        self.questions.set_questions(self.catalogue, self._hardware_questions, list(models.values()),
+                                     list(lengths.values()))
         n = self.questions.count
         self.tabs.setTabText(2, f"Questions ({n})" if n else "Questions")
 
