@@ -231,7 +231,7 @@ class MainWindow(QMainWindow):
     def show_page(self, key: str) -> QWidget:
         row = [p[0] for p in PAGES].index(key)
         self.nav.setCurrentRow(row)
-        return self.pages[key]
+        return self.page(key)
 
     def current_page_key(self) -> str:
         item = self.nav.currentItem()
@@ -251,7 +251,6 @@ class MainWindow(QMainWindow):
 
     def _open_report_source(self, key: str, path: str) -> None:
         """A report's scenario opens untitled, so that saving never overwrites the report's copy."""
-        self.page(key)
         view = self.show_page(key)
         if hasattr(view, "open_path"):
             view.open_path(path, as_copy=True)
@@ -402,9 +401,7 @@ class MainWindow(QMainWindow):
         for path in scenarios:
             self._open_scenario_file(path)
         if results:
-            view = self.page("benchmarks")
-            self.show_page("benchmarks")
-            view.import_files(results)
+            self.show_page("benchmarks").import_files(results)
 
     def _open_scenario_file(self, path: str) -> None:
         import json
@@ -415,7 +412,6 @@ class MainWindow(QMainWindow):
         except (OSError, ValueError):
             doc = {}
         key = "cluster" if isinstance(doc, dict) and doc.get("canvas") else "compare"
-        self.page(key)
         view = self.show_page(key)
         if hasattr(view, "open_path"):
             view.open_path(path)

@@ -7,6 +7,7 @@ replaces it. Nothing here imports SQLAlchemy or Qt."""
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import sqlite3
@@ -164,7 +165,7 @@ class Snapshot(CatalogueReader):
         return self._meta_values.get(key)
 
     def presets(self) -> list[dict]:
-        return list(self._presets)
+        return copy.deepcopy(self._presets)
 
 
 def read_snapshot(path: Path) -> Snapshot | None:

@@ -3,6 +3,7 @@ validated and written in one transaction. The CLI, the UI and the estimators go 
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from gpudesk.core.catalogue.reading import (
 log = logging.getLogger(__name__)
 
 USER_SOURCE_PREFIX = "user-"
+PRESETS_KEY = "_presets"  # beside the kinds in the record cache
 
 
 @dataclass
@@ -76,9 +78,13 @@ class Catalogue(CatalogueReader):
             return [_row_dict(kind, row) for row in rows]
 
     def presets(self) -> list[dict]:
-        with self._sessions() as session:
-            rows = session.scalars(select(WorkloadPreset).order_by(WorkloadPreset.id)).all()
-            return [{"id": p.id, "name": p.name, "description": p.description, **(p.spec or {})} for p in rows]
+        # read once (every estimate resolves its workload through here); a sync clears the cache
+        if PRESETS_KEY not in self._cache:
+            with self._sessions() as session:
+                rows = session.scalars(select(WorkloadPreset).order_by(WorkloadPreset.id)).all()
+                self._cache[PRESETS_KEY] = [{"id": p.id, "name": p.name, "description": p.description,
+                                             **(p.spec or {})} for p in rows]
+        return copy.deepcopy(self._cache[PRESETS_KEY])
 
     # ---------------------------------------------------------------- editing
     def add_item(self, kind: str, values: dict, source: dict | None = None) -> dict:

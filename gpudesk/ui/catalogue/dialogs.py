@@ -12,7 +12,6 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from gpudesk.core.catalogue import EditError
 from gpudesk.core.catalogue.fields import KIND_NOUNS, KINDS, Field
+from gpudesk.ui.widgets.forms import add_message_and_buttons
 
 
 class _FieldEditor(QWidget):
@@ -158,15 +158,7 @@ class EntryDialog(QDialog):
         src_form.addRow("", self.source_error)
         outer.addWidget(src_box)
 
-        self.message = QLabel("")
-        self.message.setObjectName("errorLabel")
-        self.message.setWordWrap(True)
-        self.message.hide()
-        outer.addWidget(self.message)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        outer.addWidget(buttons)
+        self.message = add_message_and_buttons(self, outer)
 
     def values(self) -> dict:
         return {name: editor.text() for name, editor in self.editors.items()}
@@ -250,15 +242,7 @@ class QuoteDialog(QDialog):
         form.addRow("Link", self.url)
         form.addRow("Notes", self.notes)
         layout.addLayout(form)
-        self.message = QLabel("")
-        self.message.setObjectName("errorLabel")
-        self.message.setWordWrap(True)
-        self.message.hide()
-        layout.addWidget(self.message)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        self.message = add_message_and_buttons(self, layout)
 
     def accept(self) -> None:
         try:

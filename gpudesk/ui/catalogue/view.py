@@ -237,6 +237,15 @@ class CatalogueView(QWidget):
 
     # --------------------------------------------------------------- public API
     def set_catalogue(self, catalogue) -> None:
+        previous = self.catalogue
+        if previous is not None and getattr(previous, "read_only", False) and previous.version == catalogue.version \
+                and all(previous.items(k) == catalogue.items(k) for k in KIND_ORDER):
+            # the full catalogue after the start-up snapshot, with the same records: keep the table
+            # as it is (its rows are equal), only let editing in
+            self.catalogue = catalogue
+            self._update_buttons()
+            self.populated.emit()
+            return
         self.catalogue = catalogue
         counts = {k: len(catalogue.items(k)) for k in KIND_ORDER}
         self.subtitle.setText(

@@ -6,23 +6,22 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
-    QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
-    QLabel,
     QLineEdit,
     QVBoxLayout,
 )
 
 from gpudesk.core.settings import PAGE_SIZES, SettingsError, load_settings, save_settings
+from gpudesk.ui.widgets.forms import add_message_and_buttons
 
 
 class PreferencesDialog(QDialog):
     def __init__(self, catalogue=None, parent=None):
         super().__init__(parent)
         self.setWindowTitle("Preferences")
-        self.setMinimumWidth(520)
+        self.setMinimumWidth(600)
         self.settings = load_settings()
         s = self.settings
         layout = QVBoxLayout(self)
@@ -64,7 +63,7 @@ class PreferencesDialog(QDialog):
         form.addRow("Electricity", self.price)
         form.addRow("Utilisation of owned hardware", self.utilization)
         form.addRow("Hardware lifetime", self.lifetime)
-        form.addRow("", self.calibration)
+        form.addRow(self.calibration)  # spans the form: its text is long
         layout.addWidget(site)
 
         report = QGroupBox("Reports")
@@ -88,15 +87,7 @@ class PreferencesDialog(QDialog):
         sform.addRow("Database URL", self.database_url)
         layout.addWidget(storage)
 
-        self.message = QLabel("")
-        self.message.setObjectName("errorLabel")
-        self.message.setWordWrap(True)
-        self.message.hide()
-        layout.addWidget(self.message)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        layout.addWidget(buttons)
+        self.message = add_message_and_buttons(self, layout)
 
     def accept(self) -> None:
         s = self.settings
