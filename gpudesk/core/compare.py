@@ -492,7 +492,8 @@ def recommendation(comp: Comparison) -> str:
     if infer:
         speed = lambda r: r.estimate.decode_tokens_per_s_per_user  # noqa: E731
         fastest = max(ok, key=lambda r: speed(r).likely)
-        text = f"{fastest.name} answers fastest, about {speed(fastest).likely:,.0f} tokens/s per user"
+        text = (f"{fastest.name} answers {'at' if len(ok) == 1 else 'fastest,'} about {speed(fastest).likely:,.0f} "
+                "tokens/s per user")
         others = [r for r in ok if r is not fastest]
         if others:
             second = max(others, key=lambda r: speed(r).likely)
@@ -504,7 +505,7 @@ def recommendation(comp: Comparison) -> str:
         if with_time:
             t = lambda r: r.estimate.time_s  # noqa: E731
             fastest = min(with_time, key=lambda r: t(r).likely)
-            text = f"{fastest.name} finishes a run fastest, in about {duration(t(fastest).likely)}"
+            text = f"{fastest.name} finishes a run{'' if len(with_time) == 1 else ' fastest,'} in about {duration(t(fastest).likely)}"
             others = [r for r in with_time if r is not fastest]
             if others:
                 second = min(others, key=lambda r: t(r).likely)
@@ -515,7 +516,9 @@ def recommendation(comp: Comparison) -> str:
     costed = [(r, c) for r, c in costed if c is not None and c.likely > 0]
     if costed:
         cheapest, c = min(costed, key=lambda rc: rc[1].likely)
-        text = f"{cheapest.name} costs least per {'round of requests' if infer else 'run'}, {usd(c.likely)}"
+        per = "round of requests" if infer else "run"
+        text = (f"{cheapest.name} costs {usd(c.likely)} per {per}" if len(costed) == 1 else
+                f"{cheapest.name} costs least per {per}, {usd(c.likely)}")
         others = [(r, x) for r, x in costed if r is not cheapest]
         if others:
             second, c2 = min(others, key=lambda rc: rc[1].likely)

@@ -171,13 +171,15 @@ def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
 
     charts = Section("Charts")
     bars = comp.score_bars
-    if bars.get("metrics"):
+    # "relative to the best" says nothing when only one configuration can run the workload
+    relative = sum(1 for r in comp.results if r.ok) > 1
+    if relative and bars.get("metrics"):
         series = [(name, [scores[i] for scores in bars["scores"]]) for i, name in enumerate(bars["options"])]
         charts.blocks.append(BarChart("Each metric, relative to the best configuration", bars["metrics"], series,
                                       caption="1.0 is the best configuration for that metric; taller is better "
                                               "whether the metric is better high (speed) or low (cost, energy).",
                                       y_label="score (best = 1)"))
-    if comp.value_points:
+    if relative and comp.value_points:
         charts.blocks.append(ScatterChart(
             "Performance per dollar against performance per watt",
             [(p["name"], p["per_kw"], p["per_dollar"]) for p in comp.value_points],
@@ -195,7 +197,6 @@ def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
     if charts.blocks:
         report.sections.append(charts)
 
-    report.sections.append(Section("Recommendation", [Paragraph(comp.recommendation, "lead")]))
     report.sections.append(Section("Assumptions", [Bullets(comp.assumptions)]))
     report.sections.append(Section("Sources", [
         Paragraph("Every catalogue figure used above, with the document it comes from. Figures are dense peaks "
