@@ -17,7 +17,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 
-CATALOGUE_KINDS = ("accelerators", "systems", "cloud", "prices", "regions", "interconnects", "sources")
+CATALOGUE_KINDS = ("accelerators", "systems", "models", "cloud", "cloud_prices", "prices", "embodied", "regions", "interconnects", "sources")
 
 
 def build_parser() -> argparse.ArgumentParser:

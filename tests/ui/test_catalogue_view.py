@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
 
 from gpudesk.core.catalogue import Catalogue
+from gpudesk.core.catalogue.fields import KIND_LABELS
 from gpudesk.ui.catalogue.dialogs import EntryDialog, QuoteDialog
 from gpudesk.ui.catalogue.view import CatalogueView
 
@@ -69,11 +70,12 @@ def test_detail_shows_each_figure_with_its_source_link_and_date(view):
 
 
 def test_kinds_switch_tables(view):
-    for kind in ("systems", "cloud", "prices", "regions", "interconnects", "sources"):
+    order = ["accelerators", "systems", "models", "cloud", "prices", "regions", "interconnects", "sources"]
+    assert [view.tabs.tabText(i).split(" (")[0] for i in range(view.tabs.count())] == [KIND_LABELS[k] for k in order]
+    for kind in order[1:]:
         view.set_kind(kind)
         assert view.model.rowCount() > 0, kind
-        assert view.tabs.currentIndex() == ["accelerators", "systems", "cloud", "prices", "regions",
-                                            "interconnects", "sources"].index(kind)
+        assert view.tabs.currentIndex() == order.index(kind)
 
 
 def test_a_quote_added_survives_a_restart(qtbot, catalogue, gpudesk_home):

@@ -11,9 +11,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpudesk.core.catalogue.derived import DERIVED_KINDS, DerivedError, check_entry, evaluate, rounded
 from gpudesk.core.catalogue.fields import KINDS, FieldError, field_map, parse_value
 
-TOML_KINDS = {"accelerators": "accelerator", "systems": "system", "sources": "source"}
+TOML_KINDS = {"accelerators": "accelerator", "systems": "system", "models": "model", "sources": "source"}
 # Fields that describe the record itself rather than state a fact from a document.
 UNSOURCED_FIELDS = ("id", "source", "date", "notes", "grid_source", "electricity_source")
 CSV_FILES = {
@@ -21,6 +22,8 @@ CSV_FILES = {
     "prices": "prices.csv",
     "regions": "regions.csv",
     "interconnects": "interconnects.csv",
+    "cloud_prices": "cloud_prices.csv",
+    "embodied": "embodied.csv",
 }
 
 
@@ -92,6 +95,8 @@ def load_bundle(data_dir: Path) -> Bundle:
     for kind, entries in raw.items():
         bundle.records[kind] = [rec for rec in (_record(kind, where, e, problems) for where, e in entries) if rec]
 
+    _attach_derived(bundle, data_dir / "derived.toml", problems)
+
     workloads_path = data_dir / "workloads.toml"
     if workloads_path.exists():
         doc = _read_toml(workloads_path, problems)
@@ -101,6 +106,41 @@ def load_bundle(data_dir: Path) -> Bundle:
     if problems:
         raise BundleError(problems)
     return bundle
+
+
+def _attach_derived(bundle: Bundle, path: Path, problems: list[str]) -> None:
+    """Compute each [[derived]] figure and put it on its record, marked as derived."""
+    for kind in DERIVED_KINDS:
+        for rec in bundle.records.get(kind, []):
+            rec.setdefault("derived", {})
+    if not path.exists():
+        return
+    doc = _read_toml(path, problems)
+    entries = doc.get("derived", []) if isinstance(doc, dict) else []
+    indexes = {kind: bundle.index(kind) for kind in DERIVED_KINDS}
+    for n, entry in enumerate(entries if isinstance(entries, list) else [], 1):
+        where = f"{path.name}: derived #{n}" + (f" ({entry.get('item')}.{entry.get('field')})" if isinstance(entry, dict) else "")
+        try:
+            item, name, expression, inputs, sources, notes = check_entry(entry)
+            kind = next((k for k in DERIVED_KINDS if item in indexes[k]), None)
+            if kind is None:
+                raise DerivedError(f"'{item}' is not an accelerator or system")
+            spec = field_map(kind).get(name)
+            if spec is None or not spec.figure or not spec.numeric:
+                raise DerivedError(f"'{name}' is not a numeric figure of {kind}")
+            record = indexes[kind][item]
+            if record.get(name) is not None and name not in record["derived"]:
+                raise DerivedError(f"{item} already has a published {name}; a derived figure may only fill a gap")
+            if name in record["derived"]:
+                raise DerivedError(f"{item}.{name} is derived twice")
+            value = parse_value(spec, rounded(evaluate(expression, inputs)) if spec.type == "float"
+                                else round(evaluate(expression, inputs)))
+        except (DerivedError, FieldError) as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        record[name] = value
+        record["derived"][name] = {"expression": expression, "inputs": inputs, "input_sources": sources,
+                                   "notes": notes}
 
 
 def _read_toml(path: Path, problems: list[str]) -> dict:
@@ -184,11 +224,16 @@ def _check_references(bundle: Bundle, problems: list[str]) -> None:
             for name, src in rec["field_sources"].items():
                 if src not in ids["sources"]:
                     problems.append(f"{where}: field_sources.{name} names unknown source '{src}'")
+            for name, info in (rec.get("derived") or {}).items():
+                for src in info["input_sources"].values():
+                    if src not in ids["sources"]:
+                        problems.append(f"{where}: derived {name} names unknown source '{src}'")
             # every figure present has a source and a date
             for spec in fields.values():
                 if not spec.figure or rec.get(spec.name) is None:
                     continue
-                src = rec["field_sources"].get(spec.name) or rec.get(spec.source_field or "source")
+                src = rec["field_sources"].get(spec.name) or rec.get(spec.source_field or "source") or \
+                    (rec.get("derived") or {}).get(spec.name)
                 when = rec.get(spec.date_field or "date")
                 if not src:
                     problems.append(f"{where}: figure '{spec.name}' has no source")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpudesk.core.catalogue.fields import PRECISION_FIELDS
+from gpudesk.core.catalogue.fields import ACHIEVABLE_FIELDS, PRECISION_FIELDS
 from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.types import CloudOffer, Device, Link
 
@@ -26,6 +26,10 @@ def device_from_row(row: dict, overrides: dict | None = None) -> Device:
         idle_w=values.get("idle_w"),
         peak_tflops=peaks,
         intra_link_gbs=values.get("intra_link_gbs"),
+        architecture=row.get("architecture") or "",
+        tensor_cores=row.get("tensor_cores"),
+        achievable_tflops={p: float(values[f]) for p, f in ACHIEVABLE_FIELDS.items() if values.get(f)},
+        form_factor=row.get("form_factor") or "",
     )
 
 

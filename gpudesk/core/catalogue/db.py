@@ -16,7 +16,7 @@ from gpudesk.core import paths
 log = logging.getLogger(__name__)
 
 # The newest migration in migrations/versions; tests check that it is Alembic's head.
-HEAD_REVISION = "0002_benchmarks"
+HEAD_REVISION = "0003_models_and_catalogue"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 

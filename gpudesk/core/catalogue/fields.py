@@ -57,7 +57,12 @@ NOTES = Field("notes", "Notes", column=False)
 DEVICE_CLASSES = ("datacenter", "workstation", "consumer", "laptop", "edge", "desktop_ai")
 ACCELERATOR_KINDS = ("gpu", "tpu", "npu", "soc", "asic")
 SYSTEM_KINDS = ("server", "board", "rack", "workstation", "desktop_ai", "edge_kit", "laptop")
-PRICE_KINDS = ("list", "msrp", "street", "quote")
+PRICE_KINDS = ("list", "msrp", "street", "quote", "reported_deal")
+CLOUD_PRICINGS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
+EMBODIED_BOUNDARIES = ("cradle_to_gate", "lifecycle_excl_use", "lifecycle_total")
+EMBODIED_SCOPES = ("device", "system", "baseboard")
+FFN_KINDS = ("swiglu", "geglu", "gelu")
+ATTENTION_KINDS = ("mha", "gqa", "mqa", "mla")
 SOURCE_KINDS = (
     "datasheet", "whitepaper", "spec_page", "price_page", "paper", "report", "dataset",
     "press_release", "documentation", "quote", "other",
@@ -78,6 +83,9 @@ PRECISION_FIELDS = {
     "int8": "int8_tops",
     "fp4": "fp4_tflops",
 }
+
+# Measured maximum achievable matmul throughput (MAMF), by precision.
+ACHIEVABLE_FIELDS = {"bf16": "mamf_bf16_tflops", "fp8": "mamf_fp8_tflops"}
 
 KINDS: dict[str, tuple[Field, ...]] = {
     "accelerators": (
@@ -104,6 +112,10 @@ KINDS: dict[str, tuple[Field, ...]] = {
         _f("fp8_tflops", "FP8", "TFLOPS", hi=1e6),
         _f("int8_tops", "INT8", "TOPS", hi=1e6, column=False),
         _f("fp4_tflops", "FP4", "TFLOPS", hi=1e6, column=False),
+        _f("mamf_bf16_tflops", "Achievable BF16 matmul", "TFLOPS", hi=1e6, column=False,
+           help="measured maximum achievable matmul throughput (MAMF), dense BF16"),
+        _f("mamf_fp8_tflops", "Achievable FP8 matmul", "TFLOPS", hi=1e6, column=False,
+           help="measured maximum achievable matmul throughput (MAMF), dense FP8"),
         _i("cuda_cores", "CUDA cores", hi=10_000_000, column=False),
         _i("tensor_cores", "Tensor cores", hi=100_000, column=False),
         Field("intra_link", "Link", "ref", ref="interconnects"),
@@ -152,6 +164,23 @@ KINDS: dict[str, tuple[Field, ...]] = {
         _f("usd", "Price", "$", hi=1e9, required=True),
         DATE, SOURCE, NOTES,
     ),
+    "cloud_prices": (
+        ID,
+        Field("offering", "Offering", "ref", ref="cloud", required=True),
+        Field("pricing", "Pricing", "choice", choices=CLOUD_PRICINGS, required=True),
+        _f("usd_per_hour", "Price", "$/h", hi=1e6, required=True),
+        DATE, SOURCE, NOTES,
+    ),
+    "embodied": (
+        ID,
+        Field("item", "Item", "ref", ref="accelerators|systems", required=True),
+        _f("kg_co2e", "Embodied", "kg CO2e", hi=1e9, required=True),
+        Field("boundary", "Boundary", "choice", choices=EMBODIED_BOUNDARIES, required=True),
+        Field("scope", "Covers", "choice", choices=EMBODIED_SCOPES, required=True),
+        _f("manufacturing_share", "Manufacturing share", "", hi=1.0, column=False,
+           help="share of a whole-life figure that is manufacturing (production and transport)"),
+        DATE, SOURCE, NOTES,
+    ),
     "regions": (
         ID,
         Field("name", "Name", required=True),
@@ -177,6 +206,39 @@ KINDS: dict[str, tuple[Field, ...]] = {
         Field("year", "Year", "int", minimum=1990, maximum=2040),
         SOURCE, DATE, NOTES,
     ),
+    "models": (
+        ID,
+        Field("name", "Name", required=True),
+        Field("family", "Family"),
+        Field("developer", "Developer"),
+        Field("year", "Year", "int", minimum=1990, maximum=2040),
+        _f("params", "Parameters", "", hi=1e15, lo=1.0),
+        _f("active_params", "Active parameters", "", hi=1e15, lo=1.0),
+        _i("layers", "Layers", lo=1, hi=100_000),
+        _i("d_model", "Width", lo=1, hi=1_000_000),
+        _i("heads", "Heads", lo=1, hi=100_000),
+        _i("kv_heads", "KV heads", lo=1, hi=100_000),
+        _i("head_dim", "Head width", lo=1, hi=100_000, column=False),
+        _i("ffn_dim", "FFN width", lo=1, hi=10_000_000),
+        Field("ffn_kind", "FFN", "choice", choices=FFN_KINDS, column=False),
+        _i("vocab", "Vocabulary", lo=1, hi=100_000_000, column=False),
+        _i("context", "Context", "tokens", lo=1, hi=1_000_000_000),
+        Field("tied_embeddings", "Tied embeddings", "bool", column=False),
+        Field("attention", "Attention", "choice", choices=ATTENTION_KINDS),
+        _i("sliding_window", "Sliding window", "tokens", lo=1, hi=1_000_000_000, column=False),
+        _f("sliding_share", "Windowed layers", "", hi=1.0, column=False),
+        _i("experts", "Experts", lo=1, hi=100_000),
+        _i("experts_active", "Active experts", lo=1, hi=100_000),
+        _i("shared_experts", "Shared experts", lo=0, hi=100_000, column=False),
+        _i("expert_ffn_dim", "Expert FFN width", lo=1, hi=10_000_000, column=False),
+        _i("dense_layers", "Dense layers", lo=0, hi=100_000, column=False),
+        _i("kv_lora_rank", "KV latent width", lo=1, hi=1_000_000, column=False),
+        _i("q_lora_rank", "Q latent width", lo=1, hi=1_000_000, column=False),
+        _i("qk_rope_head_dim", "RoPE head width", lo=0, hi=100_000, column=False),
+        _i("qk_nope_head_dim", "Non-RoPE head width", lo=0, hi=100_000, column=False),
+        _i("v_head_dim", "Value head width", lo=1, hi=100_000, column=False),
+        SOURCE, DATE, NOTES,
+    ),
     "sources": (
         ID,
         Field("title", "Title", required=True),
@@ -195,6 +257,9 @@ KIND_LABELS = {
     "prices": "Prices",
     "regions": "Grid regions",
     "interconnects": "Interconnects",
+    "cloud_prices": "Cloud price history",
+    "embodied": "Embodied carbon",
+    "models": "Models",
     "sources": "Sources",
 }
 
@@ -206,6 +271,9 @@ KIND_NOUNS = {
     "prices": "price",
     "regions": "region",
     "interconnects": "interconnect",
+    "cloud_prices": "cloud price",
+    "embodied": "embodied-carbon figure",
+    "models": "model",
     "sources": "source",
 }
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from sqlalchemy import JSON, Boolean, Float, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from gpudesk.core.catalogue.derived import DERIVED_KINDS
 from gpudesk.core.catalogue.fields import KINDS, Field
 from gpudesk.core.catalogue.reading import ORIGIN_BUNDLED, TABLE_NAMES  # shared with the snapshot reader
 
@@ -57,6 +58,8 @@ def _make_model(kind: str):
         attrs[spec.name] = _column(spec)
     if kind != "sources":
         attrs["field_sources"] = mapped_column(JSON, default=dict, nullable=False)
+    if kind in DERIVED_KINDS:
+        attrs["derived"] = mapped_column(JSON, default=dict, nullable=False)
     name = "".join(part.capitalize() for part in TABLE_NAMES[kind].split("_"))
     return type(name, (Base,), attrs)
 

@@ -13,6 +13,7 @@ import logging
 import sqlite3
 from pathlib import Path
 
+from gpudesk.core.catalogue.derived import describe as describe_derived
 from gpudesk.core.catalogue.fields import KINDS, field_map
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,9 @@ TABLE_NAMES = {
     "prices": "price_observations",
     "regions": "grid_regions",
     "interconnects": "interconnects",
+    "cloud_prices": "cloud_price_history",
+    "embodied": "embodied_carbon",
+    "models": "models",
     "sources": "sources",
 }
 
@@ -102,8 +106,12 @@ class CatalogueReader:
         return self.index("sources")
 
     def figure_source(self, kind: str, record: dict, name: str) -> dict | None:
-        """The source of one figure of a record, with the figure's date: {id,title,url,publisher,date}."""
+        """The source of one figure of a record, with the figure's date: {id,title,url,publisher,date};
+        a derived figure names the sources of its inputs and says how it was derived."""
         spec = field_map(kind)[name]
+        derived = (record.get("derived") or {}).get(name)
+        if derived is not None:
+            return self._derived_source(record, derived)
         src_id = (record.get("field_sources") or {}).get(name) or record.get(spec.source_field or "source")
         if not src_id:
             return None
@@ -116,6 +124,21 @@ class CatalogueReader:
             "url": src.get("url") or "",
             "kind": src.get("kind") or "",
             "date": str(when or src.get("published") or record.get("date") or src.get("accessed") or ""),
+        }
+
+    def _derived_source(self, record: dict, info: dict) -> dict:
+        inputs = []
+        for input_name, src_id in info.get("input_sources", {}).items():
+            src = self.sources().get(src_id, {"title": src_id, "url": ""})
+            inputs.append({"input": input_name, "value": info["inputs"].get(input_name), "id": src_id,
+                           "title": src.get("title") or src_id, "url": src.get("url") or "",
+                           "publisher": src.get("publisher") or ""})
+        first = inputs[0] if inputs else {"id": "", "title": "", "url": "", "publisher": ""}
+        return {
+            "id": first["id"], "title": first["title"], "publisher": first["publisher"], "url": first["url"],
+            "kind": "derived", "date": str(record.get("date") or ""),
+            "derived": {"expression": info.get("expression", ""), "inputs": dict(info.get("inputs", {})),
+                        "formula": describe_derived(info), "notes": info.get("notes", ""), "input_sources": inputs},
         }
 
     def to_json(self, kind: str, record: dict) -> dict:
@@ -197,6 +220,8 @@ def read_snapshot(path: Path) -> Snapshot | None:
                     record["field_sources"] = dict(json.loads(raw) if raw else {})
                 else:
                     record["field_sources"] = {}
+                if "derived" in keys:
+                    record["derived"] = dict(json.loads(row["derived"]) if row["derived"] else {})
                 record["updated_at"] = row["updated_at"]
                 out.append(record)
             records[kind] = out

@@ -129,6 +129,8 @@ class Catalogue(CatalogueReader):
                     for name in figures:
                         field_sources[name] = src_id
                 record["field_sources"] = field_sources
+                if "derived" in current:
+                    record["derived"] = {k: v for k, v in (current.get("derived") or {}).items() if k not in figures}
             for key, value in record.items():
                 setattr(row, key, value)
             if row.origin == ORIGIN_BUNDLED:
@@ -234,6 +236,8 @@ def _row_dict(kind: str, row) -> dict:
     out = {spec.name: getattr(row, spec.name) for spec in KINDS[kind]}
     out["origin"] = row.origin
     out["field_sources"] = dict(getattr(row, "field_sources", None) or {})
+    if hasattr(row, "derived"):
+        out["derived"] = dict(row.derived or {})
     out["updated_at"] = row.updated_at
     return out
 

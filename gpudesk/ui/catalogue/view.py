@@ -34,7 +34,8 @@ from gpudesk.ui.catalogue.detail import detail_html
 from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowSortProxy, RowTableModel, fit_columns
 from gpudesk.ui.widgets.clipboard import set_clipboard
 
-KIND_ORDER = ("accelerators", "systems", "cloud", "prices", "regions", "interconnects", "sources")
+# Cloud price history and embodied carbon get tabs once the bundled catalogue holds figures for them.
+KIND_ORDER = ("accelerators", "systems", "models", "cloud", "prices", "regions", "interconnects", "sources")
 
 # Per kind: the field behind the first and second filter combo, and which range filters apply.
 FILTERS = {
@@ -43,6 +44,9 @@ FILTERS = {
     "systems": {"group": ("vendor", "Vendor"), "class": ("kind", "Kind")},
     "cloud": {"group": ("provider", "Provider"), "class": ("accelerator", "Accelerator")},
     "prices": {"group": ("kind", "Kind"), "class": ("item", "Item")},
+    "models": {"group": ("developer", "Developer"), "class": ("attention", "Attention")},
+    "cloud_prices": {"group": ("pricing", "Pricing"), "class": ("offering", "Offering")},
+    "embodied": {"group": ("boundary", "Boundary"), "class": ("scope", "Covers")},
     "regions": {"group": ("country", "Country"), "year": "grid_year"},
     "interconnects": {"group": ("family", "Family"), "year": "year"},
     "sources": {"group": ("publisher", "Publisher"), "class": ("kind", "Kind")},
