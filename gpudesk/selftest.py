@@ -194,7 +194,7 @@ def check_estimate(t: SelfTest) -> str:
     path = paths.resource(*EXAMPLE_SCENARIO)
     scenario = load_scenario(path)
     result = estimate_scenario(scenario, t.catalogue())
-    _require(result.feasible, f"{path.name} is not feasible: {'; '.join(result.reasons)}")
+    _require(result.feasible, f"{path.name} is not feasible: {'; '.join(result.reason_texts())}")
     hours = f", {result.time_s.likely / 3600:.1f} h to train" if result.time_s is not None else ""
     return f"{path.name}: feasible on {result.devices} devices{hours}"
 

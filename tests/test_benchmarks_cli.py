@@ -8,6 +8,8 @@ import sqlite3
 import subprocess
 import sys
 
+import pytest
+
 from gpudesk.cli import main
 
 from .test_benchmarks_importers import LLAMA_4080, LLAMA_M5, SGLANG, VLLM_FAILED, VLLM_RUN0
@@ -80,15 +82,17 @@ def test_estimates_use_the_calibration_unless_switched_off(catalogue, tmp_path, 
         "cluster": [{"item": "rtx-4080"}]}))
     capsys.readouterr()
 
-    def decode(*extra) -> tuple[float, list[str]]:
+    def decode(*extra) -> tuple[float, list[dict]]:
         assert main(["estimate", str(scenario), "--json", *extra]) == 0
         doc = json.loads(capsys.readouterr().out)
-        return doc["decode_tokens_per_s_per_user"]["likely"], [n for n in doc["notes"] if "calibrated" in n]
+        return doc["decode_tokens_per_s_per_user"]["likely"], [f for f in doc["findings"] if f["code"] == "calibrated"]
 
     calibrated, notes = decode()
     default, none = decode("--no-calibration")
-    assert notes and "1 of your measurements" in notes[0] and not none
-    assert calibrated > default * 1.2
+    assert notes and "1 of your measurements" in notes[0]["text"] and not none
+    # the finding carries the factor the measurement implies; the decode speed moves by exactly that much
+    factor = notes[0]["values"]["factor"]
+    assert factor != 1.0 and calibrated / default == pytest.approx(factor, rel=0.01)
     settings = load_settings()
     settings.calibration_enabled = False
     save_settings(settings)

@@ -136,7 +136,7 @@ def test_calibration_moves_the_rtx4080_estimates_toward_the_measurements(catalog
     assert summary["after"] < summary["before"]
     # the engine reports that it used them
     est = estimate(build_input(catalogue, ms["decode_tokens_per_s_per_user"], tuple(cals.values()))[0])
-    assert any("calibrated on 1 of your measurements" in n for n in est.notes)
+    assert any(n.code == "calibrated" and "calibrated on 1 of your measurements" in str(n) for n in est.notes)
 
 
 def test_calibration_uses_only_confirmed_plausible_measurements(catalogue, tmp_path):

@@ -216,7 +216,8 @@ def _rows(results: list[OptionResult]) -> list[Row]:
         add("mfu", "Estimates", "Model FLOP utilisation", "", HIGHER,
             per(lambda r, e: _cell_range(e.mfu if ok(e) else None, lambda v: f"{v:.0%}")))
     add("power", "Estimates", "Power, with PUE", "kW", LOWER,
-        per(lambda r, e: _cell_range(e.power_w.scaled(1e-3) if ok(e) and e.power_w.likely else None, lambda v: f"{v:,.3g}")))
+        per(lambda r, e: _cell_range(e.power_w.scaled(1e-3) if ok(e) and e.power_w and e.power_w.likely else None,
+                                     lambda v: f"{v:,.3g}")))
     run = "round of requests" if infer else "run"
     add("energy", "Estimates", f"Energy per {run}", "kWh", LOWER,
         per(lambda r, e: _cell_range(e.energy_kwh if ok(e) else None, lambda v: f"{v:,.3g}")))
@@ -299,7 +300,7 @@ def _tokens_per_dollar(r: OptionResult, e: Estimate) -> Cell:
 
 
 def _per_kw(r: OptionResult, e: Estimate) -> Cell:
-    if not e.feasible or not e.power_w.likely:
+    if not e.feasible or not e.power_w or not e.power_w.likely:
         return Cell(text="—")
     value = e.tokens_per_s.likely / (e.power_w.likely / 1000.0)
     return _cell(value, lambda v: si(v))
@@ -478,7 +479,7 @@ def recommendation(comp: Comparison) -> str:
     parts: list[str] = []
     infer = _is_infer(results)
     if not ok:
-        reasons = "; ".join(f"{r.name}: {(r.estimate.reasons[0] if r.estimate and r.estimate.reasons else r.error)}" for r in bad)
+        reasons = "; ".join(f"{r.name}: {(str(r.estimate.reasons[0]) if r.estimate and r.estimate.reasons else r.error)}" for r in bad)
         return f"None of the configurations can run this workload. {reasons}"
     if bad:
         why = []
@@ -486,7 +487,7 @@ def recommendation(comp: Comparison) -> str:
             if r.error:
                 why.append(f"{r.name} could not be estimated ({r.error})")
             else:
-                why.append(f"{r.name} cannot run it ({_first_sentence(r.estimate.reasons[0])})")
+                why.append(f"{r.name} cannot run it ({_why_not(r.estimate.reasons[0])})")
         parts.append(("Only " + ok[0].name + " can run this workload: " if len(ok) == 1 else "") + "; ".join(why) + ".")
 
     if infer:
@@ -551,14 +552,13 @@ def recommendation(comp: Comparison) -> str:
     return " ".join(parts)
 
 
-def _first_sentence(text: str) -> str:
-    """'each device needs 10.4 GB but has 3.0 GB' from an engine reason."""
-    head = text.split(": each device needs", 1)
-    if len(head) == 2:
-        need = head[1].split(" — ")[0]
-        cap = text.rsplit(" has ", 1)[-1].split(" (")[0].rstrip(".")
-        return f"each device needs {need.strip()} but has {cap}"
-    return text.rstrip(".")
+def _why_not(finding) -> str:
+    """A short clause for the recommendation, written from the engine's typed reason."""
+    v = finding.values
+    if finding.code in ("memory", "weights_do_not_fit"):
+        more = f"; at least {int(v['min_devices']):,} devices would" if v.get("min_devices") else ""
+        return f"each device would need {v['need_gb']:,.1f} GB but has {v['capacity_gb']:,.1f} GB{more}"
+    return str(finding).rstrip(".")
 
 
 def _overlap_note(best: Range, second: Range, higher: bool) -> str:

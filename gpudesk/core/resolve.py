@@ -50,6 +50,25 @@ def _suggest(value: str, choices) -> str:
     return " (did you mean " + " or ".join(f"'{h}'" for h in hints[:3]) + "?)"
 
 
+# Architecture fields a catalogue model entry gives the workload (names as in data/models.toml).
+MODEL_FIELDS = {
+    "params": "params", "active_params": "active_params", "layers": "layers", "d_model": "d_model",
+    "heads": "heads", "kv_heads": "kv_heads", "head_dim": "head_dim", "ffn_dim": "ffn_dim", "vocab": "vocab",
+    "experts": "experts", "experts_active": "experts_active", "shared_experts": "shared_experts",
+    "expert_ffn_dim": "expert_ffn_dim", "dense_layers": "dense_layers", "kv_lora_rank": "kv_lora_rank",
+    "qk_rope_head_dim": "qk_rope_head_dim", "sliding_window": "sliding_window", "sliding_share": "sliding_share",
+    "tied_embeddings": "tied_embeddings", "attention": "attention",
+}
+
+
+def model_fields(row: dict) -> dict:
+    """A catalogue model as workload fields (only the ones it states)."""
+    out = {key: row[column] for key, column in MODEL_FIELDS.items() if row.get(column) is not None}
+    if row.get("ffn_kind"):
+        out["gated_ffn"] = row["ffn_kind"] != "gelu"
+    return out
+
+
 def resolve_workload(spec: dict, catalogue, problems: list[str] | None = None) -> Workload:
     problems = problems if problems is not None else []
     merged = {}
@@ -60,6 +79,14 @@ def resolve_workload(spec: dict, catalogue, problems: list[str] | None = None) -
             problems.append(f"workload.preset: '{spec['preset']}' is not a workload preset{_suggest(spec['preset'], presets)}")
         else:
             merged.update(preset.get("workload", {}))
+    model_id = spec.get("model") or merged.get("model")
+    if model_id:
+        row = catalogue.get("models", model_id)
+        if row is None:
+            choices = [r["id"] for r in catalogue.items("models")]
+            problems.append(f"workload.model: '{model_id}' is not a model in the catalogue{_suggest(model_id, choices)}")
+        else:
+            merged.update(model_fields(row))
     merged.update({k: v for k, v in spec.items() if k != "preset"})
     if "params" not in merged:
         problems.append("workload.params: missing")

@@ -23,7 +23,10 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 
 KINDS = ("train", "finetune", "infer")
 PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "q4", "fp4")
-SHARDINGS = ("auto", "none", "zero1", "zero2", "zero3", "fsdp")
+SHARDINGS = ("auto", "none", "zero1", "zero2", "zero3", "fsdp", "hsdp")
+RECOMPUTE = ("none", "selective", "full")
+ATTENTIONS = ("mha", "gqa", "mqa", "mla")
+RUNTIMES = ("graphs", "eager")
 METHODS = ("full", "lora", "qlora")
 PRICING = ("on_demand", "spot", "reserved")
 OVERRIDABLE = ("memory_gb", "mem_bandwidth_gbs", "tdp_w", "idle_w", "fp32_tflops", "tf32_tflops", "fp16_tflops",
@@ -83,6 +86,33 @@ WORKLOAD = {
     "weights_bytes": F("number", minimum=0, exclusive_min=True, maximum=1e16),
     "flops_per_token": F("number", minimum=0, exclusive_min=True, maximum=1e20),
     "mfu": F("number", minimum=0, exclusive_min=True, maximum=1),
+    # the model's architecture: a catalogue model id, or any of its fields by hand
+    "model": F("str"),
+    "active_params": F("number", minimum=0, exclusive_min=True, maximum=1e15),
+    "ffn_dim": F("int", minimum=1, maximum=10_000_000),
+    "gated_ffn": F("bool"),
+    "head_dim": F("int", minimum=1, maximum=100_000),
+    "attention": F("choice", choices=ATTENTIONS),
+    "experts": F("int", minimum=1, maximum=100_000),
+    "experts_active": F("int", minimum=1, maximum=100_000),
+    "shared_experts": F("int", minimum=0, maximum=100_000),
+    "expert_ffn_dim": F("int", minimum=1, maximum=10_000_000),
+    "dense_layers": F("int", minimum=0, maximum=100_000),
+    "kv_lora_rank": F("int", minimum=1, maximum=1_000_000),
+    "qk_rope_head_dim": F("int", minimum=0, maximum=100_000),
+    "sliding_window": F("int", minimum=1, maximum=100_000_000),
+    "sliding_share": F("number", minimum=0, maximum=1),
+    "tied_embeddings": F("bool"),
+    "kv_bytes_per_element": F("number", minimum=0, exclusive_min=True, maximum=8),
+    # the parallel plan, when the scenario pins part of it
+    "dp": F("int", minimum=1, maximum=10_000_000),
+    "cp": F("int", minimum=1, maximum=4096),
+    "ep": F("int", minimum=1, maximum=100_000),
+    "vpp": F("int", minimum=1, maximum=1024),
+    "recompute": F("choice", choices=RECOMPUTE),
+    # serving
+    "max_batch": F("int", minimum=1, maximum=10_000_000),
+    "runtime": F("choice", choices=RUNTIMES),
 }
 CLUSTER_ENTRY = {
     "item": F("str"),
@@ -365,8 +395,8 @@ def parse_scenario(data: Any, source: str = "") -> Scenario:
 def _check_workload(w: dict, problems: list[str]) -> None:
     if not w:
         return
-    if "params" not in w and "preset" not in w:
-        problems.append("workload.params: missing (the model's parameter count, or name a 'preset')")
+    if "params" not in w and "preset" not in w and "model" not in w:
+        problems.append("workload.params: missing (the model's parameter count, a catalogue 'model', or a 'preset')")
     if w.get("heads") and w.get("d_model") and w["d_model"] % w["heads"]:
         problems.append(f"workload.heads: {w['heads']} does not divide d_model {w['d_model']}")
     if w.get("kv_heads") and w.get("heads") and (w["kv_heads"] > w["heads"] or w["heads"] % w["kv_heads"]):

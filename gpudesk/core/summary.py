@@ -47,7 +47,7 @@ def format_estimate(scenario, est: Estimate) -> str:
                 lines.append(f"Time to train      {rng(est.time_s, duration)}")
             if est.slowest_link:
                 lines.append(f"Slowest link       {est.slowest_link} ({est.comm_share.likely:.0%} of each step)")
-        lines.append(f"Power (with PUE)   {rng(est.power_w, power)}")
+        lines.append(f"Power (with PUE)   {rng(est.power_w, power) if est.power_w else 'unknown (no power figure)'}")
         if est.energy_kwh is not None:
             lines.append(f"Energy per run     {rng(est.energy_kwh, energy)}")
             lines.append(f"CO2 per run        {rng(est.co2_kg, co2)}")

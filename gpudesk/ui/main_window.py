@@ -72,9 +72,10 @@ class CatalogueLoader(QThread):
                 log.exception("start-up snapshot failed")
         try:
             from gpudesk.core.catalogue import open_catalogue
+            from gpudesk.core.catalogue.fields import KINDS
 
             catalogue = open_catalogue(self.database_url)
-            for kind in ("accelerators", "systems", "cloud", "prices", "regions", "interconnects", "sources"):
+            for kind in KINDS:
                 catalogue.items(kind)  # warm the cache here, not on the UI thread
             self.loaded.emit(catalogue)
         except Exception as exc:  # shown to the user; details in the log

@@ -156,7 +156,7 @@ def run(app, view, catalogue, layout: str) -> None:
     if est is not None:
         time_s = f", time to train {est.time_s.likely / 86400:.1f} days" if est.time_s else ""
         print(f"estimate: {est.devices:,} devices, {est.tokens_per_s.likely:,.0f} tokens/s{time_s}, "
-              f"power {power(est.power_w.likely)}, slowest link {est.slowest_link or '-'}")
+              f"power {power(est.power_w.likely) if est.power_w else 'unknown'}, slowest link {est.slowest_link or '-'}")
     print(f"add the cluster (one undoable command, {len(nodes):,} nodes + {len(links):,} links): {build * 1000:.0f} ms; "
           f"first paint and estimate {settle * 1000:.0f} ms; resident memory +{rss_after - rss_before:.0f} MB")
     print(f"first panel update: {first * 1000:.1f} ms")

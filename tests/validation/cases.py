@@ -1,8 +1,14 @@
-"""Published measurements (measurements.toml, cited in SOURCES.md) as gpudesk scenarios, and the
-engine's estimate of each. Used by the validation tests and by report.py."""
+"""Published measurements (measurements*.toml, cited in SOURCES.md) as gpudesk scenarios, and the
+engine's estimate of each. Used by the validation tests and by report.py.
+
+Each measurement belongs to the "fit" half (the engine's fitted constants were set looking at
+these) or the "holdout" half (never looked at while fitting), by a stable hash of its id unless it
+says `split` itself; the report gives the error of each half.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 import tomllib
 from dataclasses import dataclass
@@ -14,11 +20,22 @@ from gpudesk.core.resolve import estimate_scenario, resolve_workload
 from gpudesk.core.scenario import parse_scenario
 
 HERE = Path(__file__).resolve().parent
-MEASUREMENTS = HERE / "measurements.toml"
+MEASUREMENT_FILES = sorted(HERE.glob("measurements*.toml"))
 
-WORKLOAD_KEYS = ("kind", "params", "tokens", "seq_len", "layers", "d_model", "heads", "kv_heads", "vocab",
-                 "precision", "global_batch_tokens", "tp", "pp", "checkpointing", "prompt_tokens", "output_tokens",
-                 "concurrency", "weights_bytes", "micro_batch")
+WORKLOAD_KEYS = ("kind", "model", "params", "tokens", "seq_len", "layers", "d_model", "heads", "kv_heads", "vocab",
+                 "ffn_dim", "gated_ffn", "head_dim", "experts", "experts_active", "shared_experts", "expert_ffn_dim",
+                 "dense_layers", "active_params", "attention", "kv_lora_rank", "qk_rope_head_dim", "sliding_window",
+                 "sliding_share", "tied_embeddings", "precision", "global_batch_tokens", "tp", "pp", "dp", "cp", "ep",
+                 "vpp", "sharding", "recompute", "checkpointing", "prompt_tokens", "output_tokens", "concurrency",
+                 "max_batch", "weights_bytes", "kv_bytes_per_element", "micro_batch", "method", "lora_fraction",
+                 "runtime")
+METRICS = {
+    "mfu": "mfu", "hfu": "hfu", "tokens_per_s": "tokens_per_s", "time_s": "time_s",
+    "decode_tokens_per_s_per_user": "decode_tokens_per_s_per_user",
+    "decode_tokens_per_s_aggregate": "decode_tokens_per_s_aggregate", "output_tokens_per_s": "tokens_per_s",
+    "prefill_tokens_per_s": "prefill_tokens_per_s", "ttft_s": "ttft_s", "tpot_s": "tpot_s",
+    "energy_kwh": "energy_kwh", "co2_kg": "co2_kg",
+}
 
 
 @dataclass
@@ -30,6 +47,9 @@ class Outcome:
     estimated: Range | None
     skipped: str = ""
     citation: str = ""
+    device_class: str = ""
+    regime: str = ""
+    split: str = ""
 
     @property
     def error(self) -> float | None:
@@ -39,16 +59,87 @@ class Outcome:
         return (self.estimated.likely - self.measured) / self.measured
 
     @property
+    def ratio(self) -> float | None:
+        """estimated / measured: 2.0 means twice the measurement, 0.5 half of it."""
+        if self.estimated is None or not self.measured:
+            return None
+        return self.estimated.likely / self.measured
+
+    @property
     def inside(self) -> bool:
         if self.estimated is None:
             return False
         lo, hi = self.estimated.low, self.estimated.high
         return lo * (1 - 1e-9) <= self.measured <= hi * (1 + 1e-9)
 
+    @property
+    def width(self) -> float | None:
+        """high / low of the estimate's range."""
+        if self.estimated is None or self.estimated.low <= 0:
+            return None
+        return self.estimated.high / self.estimated.low
+
 
 def load_measurements() -> list[dict]:
-    with MEASUREMENTS.open("rb") as handle:
-        return tomllib.load(handle)["measurement"]
+    out = []
+    for path in MEASUREMENT_FILES:
+        with path.open("rb") as handle:
+            for m in tomllib.load(handle)["measurement"]:
+                m.setdefault("_file", path.name)
+                out.append(m)
+    return out
+
+
+def split_of(m: dict) -> str:
+    if m.get("split"):
+        return m["split"]
+    return "fit" if hashlib.sha1(m["id"].encode()).digest()[0] % 2 == 0 else "holdout"
+
+
+def device_class_of(m: dict, catalogue) -> str:
+    """The report's device classes: data-centre NVIDIA/AMD, TPU, Gaudi, Trainium, consumer NVIDIA
+    and AMD, laptops, Apple silicon, desktop AI boxes, edge boards."""
+    if m.get("report_class"):
+        return m["report_class"]
+    item = m["cluster"][0]["item"]
+    acc = catalogue.get("accelerators", item)
+    if acc is None and catalogue.get("systems", item):
+        acc = catalogue.get("accelerators", catalogue.get("systems", item)["accelerator"])
+    if acc is None:
+        return "unknown"
+    vendor, cls = (acc.get("vendor") or "").lower(), acc.get("device_class") or ""
+    if vendor == "apple":
+        return "apple"
+    if cls in ("edge", "laptop", "desktop_ai"):
+        return cls
+    if cls in ("consumer", "workstation"):
+        return f"consumer_{vendor}"
+    return {"google": "tpu", "intel": "gaudi", "aws": "trainium"}.get(vendor, f"datacenter_{vendor}")
+
+
+def regime_of(m: dict, catalogue) -> str:
+    if m.get("regime_override"):
+        return m["regime_override"]
+    w, cluster = m["workload"], m["cluster"]
+    devices = sum(e.get("per_node", 1) * e.get("nodes", 1) for e in cluster)
+    if w.get("kind") == "infer":
+        if m["metric"] == "prefill_tokens_per_s":
+            return "prefill"
+        if w.get("concurrency", 1) > 1 or m["metric"] in ("output_tokens_per_s", "decode_tokens_per_s_aggregate",
+                                                          "ttft_s", "tpot_s"):
+            return "serving_high_concurrency"
+        return "quantized_decode" if w.get("precision") in ("int4", "q4", "int8", "fp4") else "single_user_decode"
+    if m["category"] in ("energy_kwh", "co2_kg"):
+        return "energy_carbon"
+    inter = cluster[0].get("inter", "")
+    cls = device_class_of(m, catalogue)
+    if devices > 1 and inter.startswith("eth") and cls in ("edge", "consumer_nvidia", "laptop", "apple", "desktop_ai"):
+        return "edge_cluster_ethernet"
+    if devices >= 1000:
+        return "frontier_1000plus"
+    if devices == 1:
+        return "single_device"
+    return "one_node" if cluster[0].get("nodes", 1) == 1 else "multi_node"
 
 
 def scenario_for(m: dict, catalogue):
@@ -63,7 +154,7 @@ def scenario_for(m: dict, catalogue):
         workload["output_tokens"] = max(1, workload["output_tokens"])  # prompt-only runs (llama-bench pp512)
     if "total_flops" in raw and "tokens" not in workload:
         # the source prints total FLOPs, not tokens: recover tokens from the model's FLOPs per token
-        if "params" not in workload:
+        if "params" not in workload and "model" not in workload:
             workload["params"] = 12.0 * raw["layers"] * raw["d_model"] ** 2
         w = resolve_workload(workload, catalogue)
         workload["tokens"] = raw["total_flops"] / training_flops_per_token(w, shape_of(w))
@@ -79,32 +170,27 @@ def scenario_for(m: dict, catalogue):
 
 
 def estimate_measurement(m: dict, catalogue) -> Outcome:
-    outcome = Outcome(m["id"], m["category"], m["metric"], float(m["value"]), None, citation=m.get("citation", ""))
+    outcome = Outcome(m["id"], m["category"], m["metric"], float(m["value"]), None, citation=m.get("citation", ""),
+                      split=split_of(m))
     if m.get("skip"):
         outcome.skipped = m["skip"]
         return outcome
     try:
+        outcome.device_class = device_class_of(m, catalogue)
+        outcome.regime = regime_of(m, catalogue)
         scenario = scenario_for(m, catalogue)
+        result = estimate_scenario(scenario, catalogue)
     except ValueError as exc:
         outcome.skipped = str(exc)
         return outcome
-    result = estimate_scenario(scenario, catalogue)
     if not result.feasible:
-        outcome.skipped = "estimate not feasible: " + "; ".join(result.reasons)
+        outcome.skipped = "estimate not feasible: " + "; ".join(result.reason_texts())
         return outcome
     metric = m["metric"]
-    value = {
-        "mfu": result.mfu,
-        "hfu": result.hfu,
-        "tokens_per_s": result.tokens_per_s,
-        "tokens_per_s_per_device": result.tokens_per_s.scaled(1.0 / result.devices) if result.tokens_per_s else None,
-        "time_s": result.time_s,
-        "decode_tokens_per_s_per_user": result.decode_tokens_per_s_per_user,
-        "decode_tokens_per_s_aggregate": result.tokens_per_s,
-        "prefill_tokens_per_s": result.prefill_tokens_per_s,
-        "energy_kwh": result.energy_kwh,
-        "co2_kg": result.co2_kg,
-    }.get(metric)
+    if metric == "tokens_per_s_per_device":
+        value = result.tokens_per_s.scaled(1.0 / result.devices)
+    else:
+        value = getattr(result, METRICS.get(metric, "-"), None)
     if value is None:
         outcome.skipped = f"the estimate has no figure for {metric}"
     outcome.estimated = value
@@ -115,9 +201,18 @@ def run_all(catalogue) -> list[Outcome]:
     return [estimate_measurement(m, catalogue) for m in load_measurements()]
 
 
-def median_errors(outcomes: list[Outcome]) -> dict[str, float]:
-    by_category: dict[str, list[float]] = {}
+def median_errors(outcomes: list[Outcome], by: str = "category") -> dict[str, float]:
+    groups: dict[str, list[float]] = {}
     for o in outcomes:
         if o.error is not None:
-            by_category.setdefault(o.category, []).append(abs(o.error))
-    return {k: statistics.median(v) for k, v in sorted(by_category.items())}
+            groups.setdefault(getattr(o, by), []).append(abs(o.error))
+    return {k: statistics.median(v) for k, v in sorted(groups.items())}
+
+
+def family(o: Outcome) -> str:
+    """training | inference | energy, for the issue's thresholds."""
+    if o.category in ("energy_kwh", "co2_kg"):
+        return "energy"
+    if o.category in ("training_mfu", "training_throughput", "time_to_train"):
+        return "training"
+    return "inference"

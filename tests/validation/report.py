@@ -1,9 +1,15 @@
-"""Print measured against estimated for every published measurement, and the median absolute
-error per category:  python tests/validation/report.py"""
+"""Print measured against estimated for every published measurement, then the summary the issue
+asks for: median absolute error per device class, per regime and per family (training,
+inference), for the fit half and the held-out half; the worst ten; the share inside the low–high
+range; and the median width (high / low) of the ranges.
+
+    python tests/validation/report.py [--only-summary]
+"""
 
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -12,29 +18,71 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
+def _line(o) -> str:
+    if o.skipped:
+        return f"{o.id[:52]:52} {o.metric[:26]:26} {o.measured:11.4g}  skipped: {o.skipped[:100]}"
+    e = o.estimated
+    return (f"{o.id[:52]:52} {o.metric[:26]:26} {o.measured:11.4g} {e.low:11.4g} {e.likely:11.4g} {e.high:11.4g} "
+            f"{o.error:+8.1%} {'yes' if o.inside else 'NO ':3} {o.split[:4]:4} {o.device_class[:16]:16} {o.regime}")
+
+
+def _table(title: str, groups: dict[str, list]) -> None:
+    print(f"\n{title}")
+    print(f"  {'':28} {'n':>4} {'median |err|':>13} {'fit':>8} {'holdout':>8} {'inside':>7} {'width':>6}")
+    for key, items in sorted(groups.items()):
+        errs = [abs(o.error) for o in items]
+        fit = [abs(o.error) for o in items if o.split == "fit"]
+        hold = [abs(o.error) for o in items if o.split == "holdout"]
+        inside = sum(o.inside for o in items) / len(items)
+        width = statistics.median([o.width for o in items if o.width])
+        fmt = lambda v: f"{statistics.median(v):8.1%}" if v else f"{'—':>8}"  # noqa: E731
+        print(f"  {key:28} {len(items):4} {statistics.median(errs):13.1%} {fmt(fit)} {fmt(hold)} {inside:7.0%} "
+              f"{width:6.2f}")
+
+
+def summary(outcomes) -> dict:
+    from tests.validation.cases import family
+
+    checked = [o for o in outcomes if not o.skipped]
+    out = {"checked": len(checked), "skipped": len(outcomes) - len(checked),
+           "inside": sum(o.inside for o in checked) / max(1, len(checked)),
+           "median_width": statistics.median([o.width for o in checked if o.width]) if checked else None,
+           "worst_ratio": max((max(o.ratio, 1 / o.ratio) for o in checked if o.ratio), default=None)}
+    for fam in ("training", "inference", "energy"):
+        for split in ("fit", "holdout", "all"):
+            errs = [abs(o.error) for o in checked if family(o) == fam and (split == "all" or o.split == split)]
+            out[f"{fam}_{split}"] = statistics.median(errs) if errs else None
+    return out
+
+
 def main() -> int:
     os.environ.setdefault("GPUDESK_HOME", tempfile.mkdtemp(prefix="gpudesk-validation-"))
     from gpudesk.core.catalogue import Catalogue
-    from tests.validation.cases import median_errors, run_all
+    from tests.validation.cases import family, run_all
 
     catalogue = Catalogue.open(None, ROOT / "data")
     outcomes = run_all(catalogue)
-    print(f"{'measurement':46} {'metric':28} {'measured':>12} {'low':>11} {'likely':>11} {'high':>11} {'error':>8}  in")
-    for o in outcomes:
-        if o.skipped:
-            print(f"{o.id[:46]:46} {o.metric[:28]:28} {o.measured:12.4g}  skipped: {o.skipped[:90]}")
-            continue
-        e = o.estimated
-        print(f"{o.id[:46]:46} {o.metric[:28]:28} {o.measured:12.4g} {e.low:11.4g} {e.likely:11.4g} {e.high:11.4g} "
-              f"{o.error:+8.1%}  {'yes' if o.inside else 'NO'}")
     checked = [o for o in outcomes if not o.skipped]
-    inside = sum(o.inside for o in checked)
-    print(f"\n{len(checked)} measurements checked, {inside} inside the low-high range, "
-          f"{len(outcomes) - len(checked)} skipped (reason printed)")
-    print("median absolute error of the likely estimate, per category:")
-    for category, error in median_errors(checked).items():
-        count = sum(1 for o in checked if o.category == category)
-        print(f"  {category:24} {error:6.1%}  ({count} measurements)")
+    if "--only-summary" not in sys.argv:
+        print(f"{'measurement':52} {'metric':26} {'measured':>11} {'low':>11} {'likely':>11} {'high':>11} "
+              f"{'error':>8} in  half class            regime")
+        for o in outcomes:
+            print(_line(o))
+    by = lambda attr: {k: [o for o in checked if getattr(o, attr) == k] for k in {getattr(o, attr) for o in checked}}  # noqa: E731
+    _table("per device class", by("device_class"))
+    _table("per regime", by("regime"))
+    _table("per family", {k: [o for o in checked if family(o) == k] for k in {family(o) for o in checked}})
+    print("\nworst ten (estimated / measured):")
+    for o in sorted(checked, key=lambda o: -abs(__import__("math").log(o.ratio)))[:10]:
+        print(f"  {o.ratio:6.2f}×  {o.id} ({o.device_class}, {o.regime})")
+    s = summary(outcomes)
+    print(f"\n{s['checked']} measurements checked ({s['skipped']} skipped, reasons above); "
+          f"{s['inside']:.0%} inside the low–high range; median range width high/low {s['median_width']:.2f}; "
+          f"worst estimate {s['worst_ratio']:.2f}× off")
+    for fam in ("training", "inference", "energy"):
+        fmt = lambda v: f"{v:.1%}" if v is not None else "—"  # noqa: E731
+        print(f"  {fam:10} median |error|: fit {fmt(s[fam + '_fit'])}, held out {fmt(s[fam + '_holdout'])}, "
+              f"all {fmt(s[fam + '_all'])}")
     return 0
 
 

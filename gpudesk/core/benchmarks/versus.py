@@ -18,7 +18,7 @@ from gpudesk.core.benchmarks.types import Measurement
 from gpudesk.core.catalogue.convert import device_from_row, link_from_row
 from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.engine import EstimateError, estimate
-from gpudesk.core.estimate.inference import inference_peak
+from gpudesk.core.estimate.serving import inference_peak
 from gpudesk.core.estimate.types import Calibration, Device, Estimate, EstimateInput, NodeGroup, Range, Workload
 
 INFER_DECODE = ("decode_tokens_per_s_per_user", "tpot_s", "itl_s")
@@ -382,7 +382,7 @@ def compare(catalogue, m: Measurement, calibrations: tuple[Calibration, ...] = (
             notes = notes + [f"{wanted} sequences at once do not fit in memory: the estimate runs "
                              f"{inp.workload.concurrency} at once and queues the rest, as a server would."]
     if not est.feasible:
-        return Versus(m, False, "the estimate says this setup cannot run: " + "; ".join(est.reasons),
+        return Versus(m, False, "the estimate says this setup cannot run: " + "; ".join(est.reason_texts()),
                       implausible=implausible, notes=notes, estimate_input=inp, kind=kind)
     queued = inp.workload.kind == "infer" and inp.workload.concurrency < int(
         _num((m.workload or {}).get("concurrency")) or 1)
@@ -393,16 +393,16 @@ def compare(catalogue, m: Measurement, calibrations: tuple[Calibration, ...] = (
     value, what = _metric_range(m, est, inp)
     if value is None:
         if what.startswith("estimated "):
-            missing = [n.rstrip(".") for n in est.notes if "no compute figure" in n.lower()]
+            missing = [str(n).rstrip(".") for n in (*est.reasons, *est.notes) if n.code == "no_peak"]
             what = f"the estimate has no {what[len('estimated '):]}" + (f": {missing[0]}" if missing else "")
         return Versus(m, False, what, implausible=implausible, notes=notes + _relevant(est.notes), estimate_input=inp,
                       kind=kind)
     return Versus(m, True, what, value, implausible, notes + _relevant(est.notes), inp, kind)
 
 
-def _relevant(notes: list[str]) -> list[str]:
+def _relevant(notes) -> list[str]:
     """The engine's notes that bear on speed (not prices or power)."""
-    return [n for n in notes if not n.startswith(("No price", "No TDP"))]
+    return [str(n) for n in notes if n.code not in ("no_price", "no_tdp", "rent_cheaper", "rent_not_comparable")]
 
 
 def compare_all(catalogue, measurements: Iterable[Measurement] | None = None,

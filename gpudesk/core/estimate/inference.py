@@ -1,100 +1,205 @@
-"""LLM inference: prefill is compute-bound, decoding is bandwidth-bound (every generated token
-reads the weights and the KV cache once) until batching makes it compute-bound; tensor
-parallelism splits both and adds two all-reduces per layer and token."""
+"""Inference estimates: the serving layout with the highest output throughput whose weights fit,
+timed in three cases, explained in words (the physics is in serving.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gpudesk.core.estimate import constants as C
-from gpudesk.core.estimate.model import Shape, inference_flops_per_token, kv_bytes_per_token, weight_bytes
-from gpudesk.core.estimate.types import Device, Link, Workload
+from gpudesk.core.estimate.memory import capacity_basis, capacity_gb
+from gpudesk.core.estimate.model import describe, shape_of
+from gpudesk.core.estimate.profiles import profile_of
+from gpudesk.core.estimate.serving import (
+    Layout,
+    Serving,
+    engine_rates,
+    inference_peak,
+    layouts,
+    serve,
+    serving_weights_gb,
+    smallest_replica,
+)
+from gpudesk.core.estimate.topology import topology_of
+from gpudesk.core.estimate.types import Cost, Estimate, EstimateInput, Finding, MemoryFit, NodeGroup, Range
 
-QUANTISED = ("int4", "q4", "fp4")
-
-
-def inference_peak(device: Device, precision: str) -> tuple[float | None, str]:
-    """Dense peak (TFLOPS) for the matrix multiplications of inference at `precision`."""
-    peaks = device.peak_tflops
-    order = {
-        "fp32": ("fp32",),
-        "tf32": ("tf32", "fp32"),
-        "fp16": ("fp16", "bf16"),
-        "bf16": ("bf16", "fp16"),
-        "fp8": ("fp8", "bf16", "fp16"),
-        "int8": ("int8", "fp8", "fp16", "bf16"),
-        "int4": ("fp16", "bf16"),  # weight-only quantisation: dequantised to 16-bit for the matmul
-        "q4": ("fp16", "bf16"),
-        "fp4": ("fp4", "fp8", "fp16", "bf16"),
-    }.get(precision, ("fp16", "bf16"))
-    for key in order:
-        if peaks.get(key):
-            gain = C.FP16_ACCUMULATE_GAIN.get(device.device_class, 1.0) if key in ("fp16", "bf16", "fp8") else 1.0
-            note = "" if key == order[0] else f"{device.name}: {precision.upper()} runs at its {key.upper()} rate"
-            if gain != 1.0:
-                note = (note + "; " if note else "") + (
-                    f"{device.name}: inference GEMMs with FP16 accumulation at twice the stored FP32-accumulate rate")
-            return peaks[key] * gain, note
-    return None, f"the catalogue has no compute figure for {device.name} at {precision.upper()}"
+CASES = (0, 1, 2)
 
 
-@dataclass
-class InferenceModel:
-    tp: int
-    pp: int
-    replicas: int
-    sequences_per_replica: int
-    prefill_tokens_per_s: float | None  # per replica
-    ttft_s: float | None
-    decode_step_s: float
-    decode_tokens_per_s_per_user: float
-    decode_tokens_per_s: float  # whole cluster
-    bound: str  # "memory bandwidth" | "compute"
-    round_s: float  # one round: every user's prompt and answer
+def _device(groups: tuple[NodeGroup, ...]):
+    return min(groups, key=lambda g: (capacity_gb(g.device), g.device.mem_bandwidth_gbs or 0)).device
 
 
-def inference_model(w: Workload, s: Shape, device: Device, per_node: int, devices: int, tp: int, pp: int,
-                    link: Link | None, case: int, decode_factor: float = 1.0, prefill_factor: float = 1.0) -> InferenceModel:
-    """`decode_factor` and `prefill_factor` scale the bandwidth and compute utilisation bands: 1.0
-    by default, the measured/estimated ratio when the user's benchmarks calibrate this device."""
-    replicas = max(1, devices // (tp * pp))
-    sequences = max(1, -(-max(1, w.concurrency) // replicas))  # ceil
+def _factors(inp: EstimateInput, device, notes: list[Finding]) -> tuple[float, float]:
+    decode = prefill = 1.0
+    for cal in inp.calibrations:
+        if cal.device_id != device.id:
+            continue
+        if cal.kind == "infer_decode":
+            decode = cal.factor
+            notes.append(Finding("calibrated", f"Decoding calibrated on {cal.measurements} of your measurements on "
+                                 f"{device.name} (×{cal.factor:.2f}).", {"factor": cal.factor}))
+        elif cal.kind == "infer_prefill":
+            prefill = cal.factor
+            notes.append(Finding("calibrated", f"Prompt processing calibrated on {cal.measurements} of your "
+                                 f"measurements on {device.name} (×{cal.factor:.2f}).", {"factor": cal.factor}))
+    return decode, prefill
+
+
+def _best(inp: EstimateInput, s, device, topo, factors) -> Serving | None:
+    w = inp.workload
+    spread = profile_of(device).spread
+    e = engine_rates(device, w.precision, 1, spread)
+    best = None
+    for lay in layouts(w, s, topo):
+        got = serve(w, s, device, topo, lay, e, *factors)
+        if got is None:
+            continue
+        key = (got.output_tokens_per_s, -lay.tp * lay.pp)
+        if best is None or key > (best.output_tokens_per_s * 1.02, -best.layout.tp * best.layout.pp):
+            best = got
+    return best
+
+
+def _failed(w, s, device, topo, devices, reasons, notes, assumptions) -> Estimate:
+    cap = capacity_gb(device)
+    tp = min(topo.per_node, 8)
+    need = serving_weights_gb(w, s, tp, 1)
+    smallest = smallest_replica(w, s, device, topo.per_node)
+    memory = MemoryFit(round(need, 3), round(cap, 3), False, smallest, {"weights": round(need, 3)},
+                       f"tensor parallel {tp}" if tp > 1 else "one device")
+    count = f"{devices:,} × {device.name}" if devices > 1 else device.name
+    reasons.append(Finding(
+        "weights_do_not_fit",
+        f"{count} cannot serve this model: its weights need {need:.1f} GB per device even split {tp} ways, "
+        f"with room for one sequence's KV cache, and each {device.name} has {cap:.1f} GB usable.",
+        {"need_gb": need, "capacity_gb": cap, "devices": devices, "min_devices": smallest or 0}))
+    reasons.append(Finding("memory_min_devices", f"At least {smallest:,} × {device.name} would hold it." if smallest
+                           else f"Even 1,024 × {device.name} would not hold it.", {"min_devices": smallest or 0}))
+    est = Estimate(w.kind, False, reasons, Range.exact(0.0), None, None, memory, Range.exact(0.0), None, None,
+                   Cost(None, None, None, None, Range.exact(0.0), None, None), assumptions, devices, notes=notes)
     peak, _ = inference_peak(device, w.precision)
-    bandwidth = (device.mem_bandwidth_gbs or 0.0) * 1e9
+    est.precision_used, est.peak_pflops = w.precision, (peak or 0.0) * devices / 1000.0
+    return est
 
-    # prefill of one prompt on one replica
-    prefill_rate = None
-    ttft = None
-    if peak:
-        context = w.prompt_tokens / 2.0
-        flops = inference_flops_per_token(w, s, context)
-        band = C.PREFILL_UTILISATION["quantised" if w.precision in QUANTISED else "dense"]
-        prefill_rate = tp * pp * peak * 1e12 * min(0.95, band.pick(case) * prefill_factor) / flops
-        if pp > 1:
-            prefill_rate /= pp  # one prompt flows through the stages one after another
 
-    # decoding: every step reads this device's share of the weights and of the KV cache
-    context = w.prompt_tokens + w.output_tokens / 2.0
-    bw_band = C.DECODE_BW["quantised" if w.precision in QUANTISED else "dense"]
-    weights = weight_bytes(w) / (tp * pp)
-    kv = kv_bytes_per_token(w, s) * context * sequences / (tp * pp)
-    memory_s = (weights + kv) / (bandwidth * min(0.98, bw_band.pick(case) * decode_factor)) if bandwidth else float("inf")
-    compute_s = 0.0
-    if peak:
-        compute_s = sequences * inference_flops_per_token(w, s, context) / (tp * pp * peak * 1e12 * C.DECODE_COMPUTE_UTILISATION)
-    overhead_s = s.layers * C.DECODE_LAYER_OVERHEAD_S.pick(case)
-    comm_s = 0.0
-    if tp > 1:
-        latency = (link.latency_us if link and link.latency_us else C.LINK_LATENCY_US.get(link.family if link else "pcie", 10.0))
-        rate = (link.unidirectional_gbs if link and link.unidirectional_gbs else 16.0) * 1e9 * 0.8
-        comm_s = s.layers * 2 * (latency * 1e-6 + 2.0 * (tp - 1) / tp * sequences * s.d_model * 2.0 / rate)
-    if pp > 1:
-        comm_s += (pp - 1) * 10e-6
-    step = max(memory_s, compute_s) + overhead_s + comm_s
-    bound = "memory bandwidth" if memory_s >= compute_s else "compute"
-    per_user = 1.0 / step
-    if prefill_rate:
-        ttft = w.prompt_tokens / prefill_rate + step
-    round_s = (w.prompt_tokens * sequences / prefill_rate if prefill_rate else 0.0) + w.output_tokens * step
-    return InferenceModel(tp, pp, replicas, sequences, prefill_rate, ttft, step, per_user,
-                          per_user * sequences * replicas, bound, round_s)
+def infer(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
+    w = inp.workload
+    s = shape_of(w)
+    device = _device(groups)
+    topo = topology_of(groups)
+    devices = topo.devices
+    reasons: list[Finding] = []
+    notes: list[Finding] = []
+    assumptions: list[str] = []
+    if len({g.device.id for g in groups}) > 1:
+        notes.append(Finding("mixed_hardware", f"Mixed hardware: each replica is timed on the slowest device "
+                             f"({device.name}).", {}))
+    if not s.known:
+        assumptions.append(f"Model shaped from {w.params / 1e9:.3g}B parameters as a modern decoder: {describe(s)}.")
+    if not device.mem_bandwidth_gbs:
+        reasons.append(Finding("no_bandwidth", f"The catalogue has no memory bandwidth figure for {device.name}, so "
+                               "decoding speed cannot be estimated.", {"device": device.name}))
+    peak, peak_note = inference_peak(device, w.precision)
+    if peak is None:
+        # decoding is bound by memory bandwidth and can still be timed; prompt processing cannot
+        notes.append(Finding("no_peak", f"The catalogue has no compute figure for {device.name} at "
+                             f"{w.precision.upper()}, so prompt processing and the time to first token cannot be "
+                             "estimated; decoding is timed by memory bandwidth alone and throughput leaves the "
+                             "prompts out.", {"device": device.name}))
+    elif peak_note:
+        notes.append(Finding("peak_fallback", peak_note + ".", {}))
+    factors = _factors(inp, device, notes)
+    best = _best(inp, s, device, topo, factors) if not reasons else None
+    if best is None:
+        if reasons:
+            memory = MemoryFit(0.0, round(capacity_gb(device), 3), False, None)
+            return Estimate(w.kind, False, reasons, Range.exact(0.0), None, None, memory, Range.exact(0.0), None,
+                            None, Cost(None, None, None, None, Range.exact(0.0), None, None), assumptions, devices,
+                            notes=notes)
+        return _failed(w, s, device, topo, devices, reasons, notes, assumptions)
+    spread = profile_of(device).spread
+    cases = [serve(w, s, device, topo, best.layout, engine_rates(device, w.precision, c, spread), *factors)
+             if c != 1 else best for c in CASES]
+    return _estimate(inp, s, device, topo, cases, peak, reasons, notes, assumptions)
+
+
+def _range(values, spread: float = 0.0) -> Range:
+    """low / likely / high of three cases, widened to the engine's known error (`spread`)."""
+    lo, mid, hi = values
+    return Range(min(lo, hi), mid, max(lo, hi)).at_least(spread)
+
+
+def _estimate(inp, s, device, topo, cases: list[Serving], peak, reasons, notes, assumptions) -> Estimate:
+    w = inp.workload
+    m = cases[1]
+    lay = m.layout
+    cap = capacity_gb(device)
+    need = m.weights_gb + m.kv_gb
+    memory = MemoryFit(round(need, 3), round(cap, 3), True, None,
+                       {"weights": round(m.weights_gb, 3), "kv_cache": round(m.kv_gb, 3)},
+                       _layout_text(lay))
+    calibrated = any(n.code == "calibrated" for n in notes)
+    spread = 0.0 if calibrated else C.MODEL_ERROR["inference"]
+    est = Estimate(w.kind, True, reasons, _range([c.output_tokens_per_s for c in cases], spread),
+                   _range([c.round_s for c in cases], spread), None, memory, Range.exact(0.0), None, None,
+                   Cost(None, None, None, None, Range.exact(0.0), None, None), assumptions, topo.devices, notes=notes)
+    est.decode_tokens_per_s_per_user = _range([1.0 / c.tpot_s for c in cases], spread)
+    est.tpot_s = _range([c.tpot_s for c in cases], spread)
+    est.decode_tokens_per_s_aggregate = _range([c.batch * c.layout.replicas / c.step_s for c in cases], spread)
+    est.ttft_s = _range([c.ttft_s for c in cases], spread)
+    if peak is not None:
+        est.prefill_tokens_per_s = _range([max(1, w.prompt_tokens) / c.prefill_s for c in cases], spread)
+    else:
+        est.ttft_s = None
+    est.step_time_s = _range([c.step_s for c in cases], spread)
+    est.precision_used = w.precision
+    est.peak_pflops = (peak or 0.0) * topo.devices / 1000.0
+    est.plan = {"tp": lay.tp, "pp": lay.pp, "replicas": lay.replicas, "label": _layout_text(lay)}
+    est.serving = {"running_batch": m.batch, "limit": m.limit, "kv_capacity_sequences": m.kv_capacity_sequences,
+                   "queued_per_replica": m.queued, "requests_per_s": m.requests_per_s, "bound": m.bound,
+                   "concurrency": max(1, w.concurrency)}
+    est.breakdown = {"tp": lay.tp, "pp": lay.pp, "replicas": lay.replicas, "sequences_per_replica": m.batch,
+                     "decode_bound": m.bound, "prefill_tokens_per_s": max(1, w.prompt_tokens) / m.prefill_s if m.prefill_s else None,
+                     "decode_step_s": m.step_s, "kv_capacity_sequences": m.kv_capacity_sequences}
+    est.assumptions.extend(_assumptions(w, s, device, m))
+    est.notes.extend(_notes(w, m))
+    return est
+
+
+def _layout_text(lay: Layout) -> str:
+    one = (f"tensor parallel {lay.tp}" if lay.tp > 1 else "one device") + (f", pipeline {lay.pp}" if lay.pp > 1 else "")
+    return f"{lay.replicas} replica(s), each {one}"
+
+
+def _assumptions(w, s, device, m: Serving) -> list[str]:
+    profile = profile_of(device)
+    users = max(1, w.concurrency)
+    out = [
+        f"Serving layout: {_layout_text(m.layout)}; the layout with the highest output throughput whose weights fit.",
+        f"Decoding reads the weights a step touches ({m.weights_gb:.2f} GB per device) and each running sequence's KV "
+        f"cache once per step at {profile.bandwidth:.0%} of {device.mem_bandwidth_gbs:,.0f} GB/s ({profile.label}), "
+        f"plus {C.KERNELS_PER_LAYER_DECODE:g} kernels per layer at {profile.kernel_us:g} µs each"
+        + ("; quantised weights are dequantised on the vector units." if w.precision in C.QUANTISED + ("int8",) else "."),
+        capacity_basis(device) + ".",
+    ]
+    if users > 1:
+        out.append(
+            f"Continuous batching (Orca, vLLM): {m.batch} of {users} concurrent requests run per replica "
+            f"({_limit_text(m.limit)}); prompts are processed in chunks of {C.PREFILL_CHUNK_TOKENS:,} tokens alongside "
+            f"decoding; the server keeps {C.SERVER_MEMORY_SHARE:.0%} of memory for weights and KV cache and runs at "
+            f"most {int(w.max_batch or C.SERVER_MAX_BATCH)} sequences.")
+    return out
+
+
+def _limit_text(limit: str) -> str:
+    return {"concurrency": "all of them fit", "kv_cache": "the KV cache holds no more",
+            "max_batch": "the server's sequence limit"}[limit]
+
+
+def _notes(w, m: Serving) -> list[Finding]:
+    out: list[Finding] = []
+    if m.queued > 0:
+        out.append(Finding(
+            "queueing", f"Only {m.batch} of {m.batch + m.queued} requests per replica run at once "
+            f"({_limit_text(m.limit)}); the rest wait, which lengthens the time to first token to "
+            f"{m.ttft_s:,.2f} s. Throughput is that of the running batch.",
+            {"running": m.batch, "queued": m.queued, "limit": m.limit}))
+    return out

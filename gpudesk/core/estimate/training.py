@@ -1,210 +1,356 @@
-"""Training and fine-tuning throughput: compute at an achievable utilisation, plus the
-communication of data, tensor and pipeline parallelism over the links of the chosen topology
-(Narayanan et al. 2021), with the gradient exchange partly hidden behind the backward pass."""
+"""Training and fine-tuning estimates: the planner picks the plan on the likely case, then the
+plan is timed in a pessimistic, a likely and an optimistic case, and explained in words."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpudesk.core.estimate import constants as C
-from gpudesk.core.estimate.memory import Layout
-from gpudesk.core.estimate.model import Shape
-from gpudesk.core.estimate.types import Device, Link, NodeGroup, Workload
+from gpudesk.core.estimate.compute import Peak, rates, training_peak
+from gpudesk.core.estimate.memory import Plan, capacity_basis, capacity_gb, total_gb, training_parts
+from gpudesk.core.estimate.model import Shape, describe, matmul_params_per_token, shape_of, training_flops_per_token
+from gpudesk.core.estimate.planner import (
+    Case,
+    Context,
+    SearchResult,
+    StepResult,
+    default_global_batch,
+    evaluate,
+    search,
+)
+from gpudesk.core.estimate.profiles import profile_of
+from gpudesk.core.estimate.topology import Topology, slowest_device, topology_of
+from gpudesk.core.estimate.types import (
+    Cost,
+    Device,
+    Estimate,
+    EstimateInput,
+    Finding,
+    MemoryFit,
+    NodeGroup,
+    Range,
+    Workload,
+)
 
-TRAINING_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
-LINK_EFFICIENCY = 0.8  # collectives reach about 80% of a link's rate (NCCL bus bandwidth)
-PCIE_FALLBACK_GBS = 16.0  # one way, when a node's devices have no named link
-
-
-@dataclass(frozen=True)
-class Peak:
-    tflops: float  # dense peak used for MFU at the workload's precision
-    rate_tflops: float  # the rate the hardware sustains for model FLOPs, before utilisation
-    precision: str
-    note: str = ""
-    balance: float = 0.0  # FLOP per byte at the base precision
-
-
-def training_peak(device: Device, precision: str, case: int) -> Peak | None:
-    """Dense peak at `precision`, with the fallbacks a practitioner would use."""
-    peaks = device.peak_tflops
-    note = ""
-    used = precision
-    if precision == "fp8" and not peaks.get("fp8"):
-        used = "bf16" if peaks.get("bf16") else "fp16"
-        note = f"{device.name} has no FP8 figure: {used.upper()} used"
-    if used == "bf16" and not peaks.get("bf16") and peaks.get("fp16"):
-        used, note = "fp16", f"{device.name} has no BF16 figure: FP16 used"
-    elif used == "fp16" and not peaks.get("fp16") and peaks.get("bf16"):
-        used, note = "bf16", f"{device.name} has no FP16 figure: BF16 used"
-    elif used == "tf32" and not peaks.get("tf32") and peaks.get("fp32"):
-        used, note = "fp32", f"{device.name} has no TF32 figure: FP32 used"
-    peak = peaks.get(used)
-    if not peak and peaks.get("fp32") and precision in ("tf32", "fp16", "bf16", "fp8"):
-        # no published tensor figure: the vector FP32 rate is a floor the device certainly reaches
-        used = "fp32"
-        peak = peaks["fp32"]
-        note = (f"{device.name} has no published {precision.upper()} tensor figure: its FP32 rate "
-                f"({peak:g} TFLOPS) is used, which understates tensor-core training; give the figure as an override")
-    if not peak:
-        return None
-    if used == "fp8":
-        base = peaks.get("bf16") or peaks.get("fp16") or peak / 2.0
-        share = C.FP8_GEMM_TIME_SHARE.pick(case)
-        rate = base / (share * base / peak + 1.0 - share)
-        return Peak(peak, rate, used, note, _balance(device, base))
-    return Peak(peak, peak, used, note, _balance(device, peak))
-
-
-def _balance(device: Device, tflops: float) -> float:
-    if not device.mem_bandwidth_gbs:
-        return C.BALANCE_KNEE
-    return tflops * 1e12 / (device.mem_bandwidth_gbs * 1e9)
-
-
-def likely_mfu(peak: Peak, shape: Shape) -> float:
-    """The engine's one utilisation model (see constants.py)."""
-    width = shape.d_model / (shape.d_model + C.WIDTH_KNEE)
-    return min(C.MFU_CEILING, C.UTILISATION_SCALE / (1.0 + peak.balance / C.BALANCE_KNEE) * width)
-
-
-def default_global_batch(w: Workload) -> float:
-    scaled = C.DEFAULT_GLOBAL_BATCH_TOKENS * max(1.0, w.params / 1e9) ** C.GLOBAL_BATCH_EXPONENT
-    return float(min(C.MAX_DEFAULT_GLOBAL_BATCH_TOKENS, max(C.DEFAULT_GLOBAL_BATCH_TOKENS, round(scaled / w.seq_len) * w.seq_len)))
+CASES = (0, 1, 2)  # pessimistic, likely, optimistic
+_SEARCH_CACHE: dict[tuple, SearchResult] = {}
 
 
 @dataclass
-class StepModel:
-    tokens_per_step: float
-    compute_s: float
-    bubble_s: float
-    dp_comm_s: float
-    dp_exposed_s: float
-    tp_comm_s: float
-    pp_comm_s: float
-    step_s: float
-    slowest_link: str
-    link_times: dict
+class Setup:
+    w: Workload
+    s: Shape
+    device: Device
+    topo: Topology
+    peak: Peak | None
+    flops_per_token: float
+    global_batch: float
+    batch_given: bool
 
 
-def link_rate_gbs(link: Link | None, fallback: float) -> float:
-    if link is None or not link.unidirectional_gbs:
-        return fallback * LINK_EFFICIENCY
-    return link.unidirectional_gbs * LINK_EFFICIENCY
+def _empty(w: Workload, devices: int, memory: MemoryFit, reasons, notes, assumptions) -> Estimate:
+    return Estimate(kind=w.kind, feasible=False, reasons=reasons, tokens_per_s=Range.exact(0.0), time_s=None,
+                    mfu=None, memory=memory, power_w=Range.exact(0.0), energy_kwh=None, co2_kg=None,
+                    cost=Cost(None, None, None, None, Range.exact(0.0), None, None), assumptions=assumptions,
+                    devices=devices, notes=notes)
 
 
-@dataclass(frozen=True)
-class Links:
-    """What the step model needs to know of a cluster's links, computed once per estimate."""
-
-    devices: int
-    per_node: int
-    nodes: int
-    intra_gbs: float
-    intra_latency_s: float
-    node_gbs: float
-    inter_latency_s: float
-    intra_name: str
-    inter_name: str
+def case_factor(device: Device, case: int) -> float:
+    spread = profile_of(device).spread
+    factor = C.MATMUL_CASE.pick(case)
+    if case == 0:
+        return factor / spread
+    if case == 2:
+        return factor * spread
+    return factor
 
 
-def links_of(groups: tuple[NodeGroup, ...]) -> Links:
-    intra_rates = [link_rate_gbs(g.intra, (g.device.intra_link_gbs or 0) / 2 or PCIE_FALLBACK_GBS) for g in groups]
-    return Links(
-        devices=sum(g.devices for g in groups),
-        per_node=min(g.per_node for g in groups),
-        nodes=sum(g.nodes for g in groups),
-        intra_gbs=min(intra_rates),
-        intra_latency_s=max(_latency(g.intra) for g in groups) * 1e-6,
-        node_gbs=min(link_rate_gbs(g.inter, 0.125) * max(1, g.nic_count) for g in groups),
-        inter_latency_s=max(_latency(g.inter) for g in groups) * 1e-6,
-        intra_name=_name([g.intra for g in groups], "PCIe (assumed)"),
-        inter_name=_name([g.inter for g in groups], "1 Gb Ethernet (assumed)"),
-    )
+def context(setup: Setup, case: int) -> Context:
+    r = rates(setup.device, setup.peak, case_factor(setup.device, case), setup.w.precision)
+    return Context(setup.w, setup.s, setup.device, setup.topo, setup.peak, r, Case.pick(case), setup.global_batch,
+                   capacity_gb(setup.device))
 
 
-def step_model(w: Workload, s: Shape, links: Links, layout: Layout, flops_per_token: float,
-               rate_tflops_per_device: float, case: int) -> StepModel:
-    """Time of one optimizer step, its parts, and which link costs the most."""
-    devices = links.devices
-    per_node = links.per_node
-    nodes = links.nodes
-    tokens_per_step = float(w.global_batch_tokens or default_global_batch(w))
-    tokens_per_step = max(tokens_per_step, layout.dp * layout.micro_batch * w.seq_len)
-    recompute = C.RECOMPUTE_FACTOR if layout.checkpointing else 1.0
-    compute_s = tokens_per_step * flops_per_token * recompute / (devices * rate_tflops_per_device * 1e12)
-
-    # pipeline bubble (interleaved 1F1B)
-    bubble_s = 0.0
-    if layout.pp > 1:
-        microbatches = max(1.0, tokens_per_step / layout.dp / (w.seq_len * layout.micro_batch))
-        virtual = C.PIPELINE_VIRTUAL_STAGES if microbatches >= layout.pp else 1
-        bubble_s = compute_s * (layout.pp - 1) / (virtual * microbatches)
-
-    intra_gbs, intra_lat, node_gbs, inter_lat = links.intra_gbs, links.intra_latency_s, links.node_gbs, links.inter_latency_s
-    intra_name, inter_name = links.intra_name, links.inter_name
-
-    # data-parallel gradient exchange (hierarchical: inside the node, then across nodes)
-    grad_bytes = 4.0 if w.precision in ("fp32", "tf32") else 2.0
-    trainable = w.params * (w.lora_fraction if w.kind == "finetune" and w.method in ("lora", "qlora") else 1.0)
-    shard_bytes = trainable / (layout.tp * layout.pp) * grad_bytes
-    dp_intra = max(1, min(layout.dp, per_node // layout.tp)) if nodes > 1 or per_node > 1 else 1
-    dp_intra = min(dp_intra, layout.dp)
-    dp_inter = max(1, layout.dp // dp_intra)
-    volume = 3.0 if layout.sharding in ("zero3", "fsdp") else 2.0  # all-gather x2 + reduce-scatter vs all-reduce
-    t_dp_intra = volume / 2.0 * 2.0 * (dp_intra - 1) / dp_intra * shard_bytes / (intra_gbs * 1e9) if dp_intra > 1 else 0.0
-    node_traffic = per_node * volume / 2.0 * 2.0 * (dp_inter - 1) / dp_inter * shard_bytes / dp_intra
-    t_dp_inter = node_traffic / (node_gbs * 1e9) if dp_inter > 1 else 0.0
-    buckets = max(1.0, shard_bytes / 25e6)
-    t_dp_lat = buckets * (2 * (dp_intra - 1) * intra_lat + 2 * math.ceil(math.log2(dp_inter)) * inter_lat) if layout.dp > 1 else 0.0
-    dp_comm_s = t_dp_intra + t_dp_inter + t_dp_lat
-    overlap = C.DP_OVERLAP.pick(case)
-    dp_exposed_s = max(0.0, dp_comm_s - overlap * C.BACKWARD_SHARE * compute_s)
-
-    # tensor parallelism: 4 all-reduces of the activations per layer and token (2 forward, 2 backward)
-    tp_comm_s = 0.0
-    tp_link_gbs = intra_gbs if layout.tp <= per_node else node_gbs / per_node
-    if layout.tp > 1:
-        tokens_per_replica = tokens_per_step / layout.dp
-        per_token = (s.layers / layout.pp) * (6.0 if layout.checkpointing else 4.0) * 2.0 * (layout.tp - 1) / layout.tp \
-            * s.d_model * 2.0
-        tp_comm_s = tokens_per_replica * per_token / (tp_link_gbs * 1e9)
-    # pipeline parallelism: activations forward and gradients backward at each stage boundary
-    pp_comm_s = 0.0
-    if layout.pp > 1:
-        tokens_per_replica = tokens_per_step / layout.dp
-        spans_nodes = layout.tp * layout.pp > per_node
-        pp_gbs = node_gbs / per_node if spans_nodes else intra_gbs
-        # Megatron's scatter/gather optimisation splits each transfer across the tensor-parallel ranks
-        pp_comm_s = tokens_per_replica * s.d_model * 2.0 * 2.0 / layout.tp / (pp_gbs * 1e9)
-
-    step_s = compute_s + bubble_s + tp_comm_s + pp_comm_s + dp_exposed_s
-    # what each link costs the step: its share of the exposed gradient exchange, plus the
-    # tensor- and pipeline-parallel traffic, which is not overlapped
-    exposed = dp_exposed_s / dp_comm_s if dp_comm_s else 0.0
-    spans_nodes = layout.tp * layout.pp > per_node
-    link_times = {intra_name: 0.0, inter_name: 0.0}
-    link_times[intra_name] += (t_dp_intra + t_dp_lat) * exposed
-    link_times[inter_name] += t_dp_inter * exposed
-    link_times[inter_name if layout.tp > per_node else intra_name] += tp_comm_s
-    link_times[inter_name if spans_nodes else intra_name] += pp_comm_s
-    totals = {intra_name: t_dp_intra + t_dp_lat, inter_name: t_dp_inter}
-    totals[inter_name if layout.tp > per_node else intra_name] += tp_comm_s
-    totals[inter_name if spans_nodes else intra_name] += pp_comm_s
-    link_times = {k: v for k, v in link_times.items() if v > 0}
-    ranking = link_times if link_times else {k: v for k, v in totals.items() if v > 0}
-    slowest = max(ranking, key=ranking.get) if ranking else ""
-    return StepModel(tokens_per_step, compute_s, bubble_s, dp_comm_s, dp_exposed_s, tp_comm_s, pp_comm_s,
-                     step_s, slowest, link_times)
+def _search_key(setup: Setup) -> tuple:
+    d = setup.device
+    return (setup.w, d.id, d.memory_gb, d.mem_bandwidth_gbs, d.memory_shared, tuple(sorted(d.peak_tflops.items())),
+            tuple(sorted(d.achievable_tflops.items())), d.architecture, d.device_class, setup.topo, setup.global_batch)
 
 
-def _latency(link: Link | None) -> float:
-    if link is None:
-        return C.LINK_LATENCY_US["pcie"]
-    return link.latency_us or C.LINK_LATENCY_US.get(link.family, 20.0)
+def plan_search(setup: Setup) -> SearchResult:
+    """The planner on the likely case, remembered while the workload and the cluster's shape stay
+    the same (a canvas edit that moves a node or renames it does not search again)."""
+    key = _search_key(setup)
+    hit = _SEARCH_CACHE.get(key)
+    if hit is None:
+        hit = search(context(setup, 1))
+        if len(_SEARCH_CACHE) > 256:
+            _SEARCH_CACHE.clear()
+        _SEARCH_CACHE[key] = hit
+    return hit
 
 
-def _name(links, fallback: str) -> str:
-    names = [lk.name for lk in links if lk is not None]
-    return names[0] if names else fallback
+def min_training_devices(setup: Setup) -> int | None:
+    """Smallest count of this device that holds the workload with the most frugal plan (ZeRO-3,
+    full recomputation, tensor parallel inside a node, pipeline across nodes)."""
+    ctx = context(setup, 1)
+    cap = ctx.capacity_gb
+    best = None
+    per_node = max(1, setup.topo.per_node)
+    for tp in [t for t in (1, 2, 4, 8) if t <= per_node and setup.s.heads % t == 0]:
+        for pp in (1, 2, 4, 8, 16, 32, 64, 128):
+            if pp > setup.s.layers:
+                break
+            probe = Plan(tp=tp, pp=pp, dp=1, micro_batch=1, micro_batches=pp, recompute="full", sharding="none")
+            parts = training_parts(setup.w, setup.s, setup.device, probe, ctx.rates.flash, per_node)
+            states = parts["weights"] + parts["gradients"] + parts["optimizer"]
+            rest = total_gb(parts) - states
+            if rest >= cap:
+                continue
+            dp = max(1, math.ceil(states / (cap - rest)))
+            n = dp * tp * pp
+            if best is None or n < best:
+                best = n
+    return best
+
+
+def _memory_reasons(setup: Setup, smallest, cap: float, min_devices: int | None) -> list[Finding]:
+    plan, parts = smallest
+    dev, devices = setup.device, setup.topo.devices
+    need = total_gb(parts)
+    states = parts["weights"] + parts["gradients"] + parts["optimizer"]
+    count = f"{devices:,} × {dev.name}" if devices > 1 else dev.name
+    text = (f"{count} cannot hold this workload: even the most frugal plan tried ({plan.describe()}) needs "
+            f"{need:.1f} GB on each device — weights, gradients and optimizer state {states:.1f} GB, activations "
+            f"{parts['activations'] + parts.get('logits', 0.0):.1f} GB — but each {dev.name} has {cap:.1f} GB usable.")
+    out = [Finding("memory", text, {"need_gb": need, "capacity_gb": cap, "devices": devices,
+                                     "min_devices": min_devices or 0, "device": dev.name})]
+    pinned = plan.sharding == "none" and setup.w.sharding not in ("auto", "", None) and devices > 1
+    if pinned:
+        out.append(Finding("memory_full_copies", "Plain data parallelism keeps a full copy of the model states on every "
+                           "device, so adding devices does not help; let the planner shard them.", {}))
+    if min_devices is None:
+        out.append(Finding("memory_never", f"No number of {dev.name} can hold it: one layer's activations alone "
+                           "do not fit.", {}))
+    elif min_devices > devices:
+        out.append(Finding("memory_min_devices", f"At least {min_devices:,} × {dev.name} would hold it (ZeRO-3, full "
+                           "recomputation, tensor and pipeline parallelism).", {"min_devices": min_devices}))
+    return out
+
+
+def setup_of(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> tuple[Setup, list[Finding], list[str]]:
+    w = inp.workload
+    s = shape_of(w)
+    reasons: list[Finding] = []
+    assumptions: list[str] = []
+    device = slowest_device(groups)
+    topo = topology_of(groups)
+    if w.precision not in C.TRAINING_PRECISIONS:
+        reasons.append(Finding("precision", f"{w.precision.upper()} is not a training precision (use fp32, tf32, "
+                               "fp16, bf16 or fp8).", {"precision": w.precision}))
+    peak = training_peak(device, w.precision) if not reasons else None
+    if peak is None and not reasons:
+        reasons.append(Finding("no_peak", f"The catalogue has no dense {w.precision.upper()} figure for {device.name}, "
+                               "so its training throughput cannot be estimated.", {"device": device.name}))
+    if not s.known:
+        assumptions.append(f"Model shaped from {w.params / 1e9:.3g}B parameters as a modern decoder: {describe(s)}.")
+    batch = float(w.global_batch_tokens) if w.global_batch_tokens else default_global_batch(w, topo.devices)
+    setup = Setup(w, s, device, topo, peak, training_flops_per_token(w, s), batch, bool(w.global_batch_tokens))
+    return setup, reasons, assumptions
+
+
+def train(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
+    w = inp.workload
+    setup, reasons, assumptions = setup_of(inp, groups)
+    notes: list[Finding] = []
+    cap = capacity_gb(setup.device)
+    if len({g.device.id for g in groups}) > 1:
+        notes.append(Finding("mixed_hardware", f"Mixed hardware: every device is timed as the slowest, "
+                             f"{setup.device.name}, as a synchronous step waits for it.", {}))
+    if setup.peak is not None and setup.peak.note:
+        notes.append(Finding("peak_fallback", setup.peak.note + ".", {}))
+    if reasons:
+        return _empty(w, setup.topo.devices, MemoryFit(0.0, round(cap, 3), False, None), reasons, notes, assumptions)
+    found = plan_search(setup)
+    if found.best is None:
+        smallest = found.smallest or (Plan(), training_parts(w, setup.s, setup.device, Plan(), True, setup.topo.domain))
+        min_devices = min_training_devices(setup)
+        parts = smallest[1]
+        memory = MemoryFit(round(total_gb(parts), 3), round(cap, 3), False, min_devices,
+                           {k: round(v, 3) for k, v in parts.items()}, smallest[0].describe())
+        est = _empty(w, setup.topo.devices, memory, _memory_reasons(setup, smallest, cap, min_devices), notes,
+                     assumptions)
+        _set_peak(est, setup, groups)
+        return est
+    return _timed(inp, groups, setup, found, assumptions, notes)
+
+
+def _set_peak(est: Estimate, setup: Setup, groups) -> None:
+    if setup.peak is None:
+        return
+    est.precision_used = setup.peak.precision
+    est.peak_pflops = sum((training_peak(g.device, setup.w.precision) or setup.peak).tflops * g.devices
+                          for g in groups) / 1000.0
+
+
+def _calibration(inp: EstimateInput, device: Device, notes: list[Finding]) -> float:
+    if inp.workload.mfu:
+        return 1.0
+    for cal in inp.calibrations:
+        if cal.kind == "train" and cal.device_id == device.id:
+            notes.append(Finding("calibrated", f"Training throughput calibrated on {cal.measurements} of your "
+                                 f"measurements on {device.name} (×{cal.factor:.2f}).", {"factor": cal.factor}))
+            return cal.factor
+    return 1.0
+
+
+def _timed(inp: EstimateInput, groups, setup: Setup, found: SearchResult, assumptions: list[str],
+           notes: list[Finding]) -> Estimate:
+    w = setup.w
+    best = found.best
+    plan = best.plan
+    cap = capacity_gb(setup.device)
+    parts = best.memory_gb
+    memory = MemoryFit(round(total_gb(parts), 3), round(cap, 3), True, None, {k: round(v, 3) for k, v in parts.items()},
+                       plan.describe())
+    cases = [best if c == 1 else evaluate(context(setup, c), plan, {}) for c in CASES]
+    factor = _calibration(inp, setup.device, notes)
+    peak_total = sum((training_peak(g.device, w.precision) or setup.peak).tflops * g.devices for g in groups) * 1e12
+    tps = [r.tokens_per_s * factor for r in cases]
+    if w.mfu:
+        given = [w.mfu * C.GIVEN_MFU_CASE.pick(c) * peak_total / setup.flops_per_token for c in CASES]
+        tps = given
+    elif factor == 1.0:  # not calibrated on the user's own measurements: the engine's known error applies
+        known = Range(tps[0], tps[1], tps[2]).at_least(C.MODEL_ERROR["training"])
+        tps = [known.low, known.likely, known.high]
+    est = _empty(w, setup.topo.devices, memory, [], notes, assumptions)
+    est.feasible = True
+    est.tokens_per_s = Range(tps[0], tps[1], tps[2])
+    steps = [best.tokens_per_step / t for t in tps]
+    est.step_time_s = Range(steps[2], steps[1], steps[0])
+    mfu = [t * setup.flops_per_token / peak_total for t in tps]
+    est.mfu = Range(mfu[0], mfu[1], mfu[2])
+    recompute = 1.0 + (C.RECOMPUTE_FACTOR - 1.0) * plan.recomputed if plan.recompute == "full" else \
+        {"selective": 1.02}.get(plan.recompute, 1.0)
+    est.hfu = Range(mfu[0] * recompute, mfu[1] * recompute, mfu[2] * recompute)
+    shares = [_comm_share(r) for r in cases]
+    est.comm_share = Range(min(shares), shares[1], max(shares))
+    links = best.link_seconds
+    est.slowest_link = max(links, key=links.get) if links else ""
+    if w.tokens:
+        times = [w.tokens / t for t in tps]
+        est.time_s = Range(times[2], times[1], times[0])
+    est.plan = plan.to_json()
+    est.alternatives = [_alternative(r, best) for r in found.alternatives]
+    est.breakdown = _breakdown(setup, best, found)
+    _set_peak(est, setup, groups)
+    est.assumptions.extend(_assumptions(setup, best, found, cap))
+    est.notes.extend(_notes(setup, best, shares[1], est.slowest_link))
+    return est
+
+
+def _comm_share(r: StepResult) -> float:
+    return (r.tp_s + r.cp_s + r.ep_s + r.pp_s + r.dp_s) / r.step_s
+
+
+def _alternative(r: StepResult, best: StepResult) -> dict:
+    return {"plan": r.plan.to_json(), "label": r.plan.short(), "tokens_per_s": r.tokens_per_s,
+            "relative": r.tokens_per_s / best.tokens_per_s, "memory_gb": round(total_gb(r.memory_gb), 3)}
+
+
+def _breakdown(setup: Setup, best: StepResult, found: SearchResult) -> dict:
+    out = best.breakdown()
+    out.update({
+        "tokens_per_step": best.tokens_per_step,
+        "flops_per_token": setup.flops_per_token,
+        "layout": best.plan.describe(),
+        "plan": best.plan.short(),
+        "link_seconds": dict(best.link_seconds),
+        "plans_evaluated": found.evaluated,
+        "stage": {"gemm_s": best.stage.gemm, "attention_s": best.stage.attention,
+                  "memory_bound_s": best.stage.memory, "kernel_overhead_s": best.stage.overhead},
+        "devices_used": best.plan.devices,
+    })
+    return out
+
+
+def _assumptions(setup: Setup, best: StepResult, found: SearchResult, cap: float) -> list[str]:
+    w, plan, dev = setup.w, best.plan, setup.device
+    ctx = context(setup, 1)
+    r = ctx.rates
+    out = [
+        f"{setup.flops_per_token / 1e9:.4g} GFLOPs per token: "
+        + ("the scenario's figure." if w.flops_per_token else
+           "4·N for LoRA/QLoRA (frozen weights need no weight gradients) plus attention."
+           if w.kind == "finetune" and w.method in ("lora", "qlora") else
+           f"6 × {matmul_params_per_token(setup.s) / 1e9:.3g}B parameters that multiply each token (embeddings excluded"
+           + (", active experts only" if setup.s.moe else "") + ") plus attention 12·L·d·s "
+           "(Kaplan et al. 2020; the MFU convention of PaLM and Megatron-LM)."),
+        f"Plan chosen by search ({found.evaluated:,} plans that fit were timed): {plan.describe()}; "
+        f"{best.tokens_per_step:,.0f} tokens per optimizer step in {plan.micro_batches} micro-batch(es) per "
+        f"pipeline" + ("" if setup.batch_given else
+                       f" (default batch: the model-size default, at least {C.TOKENS_PER_DEVICE_DEFAULT:,} tokens per "
+                       "device as large runs grow it with the cluster; set global_batch_tokens)") + ".",
+        f"{dev.name} ({r.profile.label}): matrix multiplications at {_sig(r.gemm / 1e12)} TFLOPS "
+        f"({r.gemm / (setup.peak.fp8_tflops or setup.peak.rate_tflops) / 1e12:.0%} of "
+        f"{_sig(setup.peak.fp8_tflops or setup.peak.rate_tflops)}; {r.matmul_basis}), "
+        + (f"fused attention at {_sig(r.attention / 1e12)} TFLOPS, " if r.flash else "no fused attention (scores go "
+           "through memory), ")
+        + f"element-wise work at {_sig(r.bandwidth / 1e9)} GB/s, {r.kernel_s * 1e6:g} µs per kernel.",
+        capacity_basis(dev) + f"; this plan uses {total_gb(best.memory_gb):.1f} GB.",
+    ]
+    if plan.pp > 1:
+        out.append(f"Pipeline bubble (p−1)/(m·v) = ({plan.pp}−1)/({plan.micro_batches}·{plan.vpp}) of the compute "
+                   "(interleaved 1F1B, Narayanan et al. 2021); stages hold whole layers, the last also the output head.")
+    if plan.dp > 1:
+        out.append(
+            f"Data-parallel traffic as {plan.sharding.upper() if plan.sharding != 'none' else 'DDP'} sends it "
+            f"(ZeRO, Rajbhandari et al. 2020), hierarchical over {setup.topo.intra_name or 'the node'} and "
+            f"{setup.topo.nic_count} × {setup.topo.inter_name or 'network'} per node; "
+            f"{C.OVERLAP.likely:.0%} ({C.OVERLAP.pessimistic:.0%}–{C.OVERLAP.optimistic:.0%}) of what can overlap "
+            "hides behind the backward pass.")
+    if found.alternatives:
+        alts = "; ".join(f"{a.plan.short()} at {a.tokens_per_s / best.tokens_per_s:.0%}" for a in found.alternatives)
+        out.append(f"Next best plans: {alts} of the chosen plan's throughput.")
+    if w.precision == "fp8" and setup.peak.fp8_tflops:
+        out.append("FP8 speeds up only the matrix multiplications; attention, norms and the optimizer run as in BF16.")
+    return out
+
+
+def _sig(value: float) -> str:
+    """Three significant figures, with thousands separators: 0.125, 42.5, 1,403."""
+    if value >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
+def _notes(setup: Setup, best: StepResult, share: float, slowest: str) -> list[Finding]:
+    out: list[Finding] = []
+    plan = best.plan
+    wanted = setup.global_batch
+    if abs(best.tokens_per_step - wanted) > 0.01 * wanted:
+        out.append(Finding(
+            "batch_changed", f"The global batch runs as {best.tokens_per_step:,.0f} tokens rather than "
+            f"{wanted:,.0f}: {plan.dp:,} replica(s) × {plan.micro_batches} micro-batch(es) × {plan.micro_batch} "
+            f"sequence(s) of {setup.w.seq_len:,} tokens is the nearest whole split.",
+            {"requested": wanted, "used": best.tokens_per_step}))
+    idle = setup.topo.devices - plan.devices
+    if idle > 0:
+        out.append(Finding("devices_idle", f"{idle:,} of {setup.topo.devices:,} devices stay idle: the best plan uses "
+                           f"{plan.devices:,} ({plan.short()}); a larger global batch would use more.",
+                           {"idle": idle, "used": plan.devices}))
+    if share > 0.5 and slowest:
+        out.append(Finding("comm_dominates", f"Communication dominates: {share:.0%} of each step is spent waiting for "
+                           f"data over {slowest}; the devices wait more than they compute.",
+                           {"share": share, "link": slowest}))
+    elif share > 0.2 and slowest:
+        out.append(Finding("comm_share", f"{slowest} costs {share:.0%} of each step.", {"share": share, "link": slowest}))
+    if best.bubble_s > 0.15 * best.step_s:
+        out.append(Finding("bubble", f"The pipeline bubble costs {best.bubble_s / best.step_s:.0%} of each step: more "
+                           "micro-batches (a larger batch) would shrink it.", {"share": best.bubble_s / best.step_s}))
+    return out
+
+
+def replace_workload(inp: EstimateInput, **changes) -> EstimateInput:
+    return replace(inp, workload=replace(inp.workload, **changes))

@@ -6,13 +6,34 @@ produced a result travel with it as sentences.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "fp4")
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "q4", "fp4")
 WORKLOAD_KINDS = ("train", "finetune", "infer")
-SHARDINGS = ("auto", "none", "zero1", "zero2", "zero3", "fsdp")
+SHARDINGS = ("auto", "none", "zero1", "zero2", "zero3", "fsdp", "hsdp")
+RECOMPUTE = ("none", "selective", "full")
 FINETUNE_METHODS = ("full", "lora", "qlora")
+ATTENTIONS = ("mha", "gqa", "mqa", "mla")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One typed statement of the engine (a reason it cannot run, a note, a limit): a stable `code`
+    that other modules test, the `values` behind it, and the sentence a person reads. Modules that
+    write recommendations or reports use the code and the values, never the sentence."""
+
+    code: str
+    text: str
+    values: Mapping[str, float | str] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_json(self) -> dict:
+        return {"code": self.code, "text": self.text, "values": dict(self.values)}
 
 
 @dataclass(frozen=True)
@@ -36,6 +57,13 @@ class Range:
 
     def to_json(self) -> dict:
         return {"low": self.low, "likely": self.likely, "high": self.high}
+
+    def at_least(self, log_spread: float) -> Range:
+        """The range widened, where narrower, to likely ×/÷ e^log_spread (the engine's known error)."""
+        if self.likely <= 0 or log_spread <= 0:
+            return self
+        factor = math.exp(log_spread)
+        return Range(min(self.low, self.likely / factor), self.likely, max(self.high, self.likely * factor))
 
 
 @dataclass(frozen=True)
@@ -66,6 +94,11 @@ class Device:
     idle_w: float | None = None
     peak_tflops: Mapping[str, float] = field(default_factory=dict)  # precision -> dense peak
     intra_link_gbs: float | None = None  # per device, both directions
+    architecture: str = ""
+    tensor_cores: int | None = None  # None: not known; 0: none (no matrix units)
+    # measured maximum achievable matmul throughput (MAMF) by precision, when published
+    achievable_tflops: Mapping[str, float] = field(default_factory=dict)
+    form_factor: str = ""
 
 
 @dataclass(frozen=True)
@@ -124,7 +157,7 @@ class Workload:
     kv_heads: int | None = None
     vocab: int | None = None
     global_batch_tokens: float | None = None
-    micro_batch: int = 1
+    micro_batch: int | None = None  # None: the planner chooses
     sharding: str = "auto"
     checkpointing: bool | None = None  # None: only when needed to fit
     tp: int | None = None
@@ -139,6 +172,35 @@ class Workload:
     flops_per_token: float | None = None  # override of the FLOPs model
     mfu: float | None = None  # measured utilisation: replaces the band's likely value
     name: str = ""
+    # architecture (from the catalogue's model entry, or given by hand)
+    model: str = ""  # id of a catalogue model, for labels
+    ffn_dim: int | None = None
+    gated_ffn: bool | None = None  # SwiGLU/GeGLU: three matrices per MLP
+    head_dim: int | None = None
+    attention: str = ""  # mha | gqa | mqa | mla ("" = from the head counts)
+    active_params: float | None = None  # MoE: parameters used per token
+    experts: int | None = None
+    experts_active: int | None = None
+    shared_experts: int | None = None
+    expert_ffn_dim: int | None = None
+    dense_layers: int | None = None  # MoE models whose first layers are dense (DeepSeek)
+    kv_lora_rank: int | None = None  # MLA: compressed KV latent width
+    qk_rope_head_dim: int | None = None
+    sliding_window: int | None = None
+    sliding_share: float | None = None  # share of layers with windowed attention
+    tied_embeddings: bool | None = None
+    # the parallel plan, when the scenario pins part of it
+    dp: int | None = None
+    cp: int | None = None
+    ep: int | None = None
+    vpp: int | None = None
+    recompute: str | None = None  # none | selective | full
+    # serving
+    max_batch: int | None = None  # the server's cap on running sequences
+    # how decoding launches its kernels: "graphs" (a decode step replayed as a CUDA graph with fused
+    # kernels: vLLM, SGLang, TensorRT-LLM, llama.cpp since mid-2024) or "eager" (every operation
+    # launched from the host: llama.cpp before its CUDA graphs, PyTorch eager generate); "" = graphs
+    runtime: str = ""
 
 
 @dataclass(frozen=True)
@@ -211,6 +273,8 @@ class Cost:
     cloud_hours_per_run: Range | None = None
     owned_usd_per_year: float | None = None
     rent_usd_per_year: float | None = None
+    break_even_runs_range: Range | None = None
+    break_even_months_range: Range | None = None
 
     def to_json(self) -> dict:
         def r(x):
@@ -224,6 +288,8 @@ class Cost:
             "electricity_usd_per_run": r(self.electricity_usd_per_run),
             "break_even_runs": self.break_even_runs,
             "break_even_months": self.break_even_months,
+            "break_even_runs_range": _finite(self.break_even_runs_range),
+            "break_even_months_range": _finite(self.break_even_months_range),
             "rent": self.rent_label,
             "owned_usd_per_year": self.owned_usd_per_year,
             "rent_usd_per_year": self.rent_usd_per_year,
@@ -234,12 +300,12 @@ class Cost:
 class Estimate:
     kind: str
     feasible: bool
-    reasons: list[str]
+    reasons: list[Finding]
     tokens_per_s: Range
     time_s: Range | None
     mfu: Range | None
     memory: MemoryFit
-    power_w: Range
+    power_w: Range | None  # None when a device's power is unknown
     energy_kwh: Range | None
     co2_kg: Range | None
     cost: Cost
@@ -251,14 +317,30 @@ class Estimate:
     slowest_link: str = ""
     ttft_s: Range | None = None
     prefill_tokens_per_s: Range | None = None
+    # decoding alone, all running sequences together (what llama-batched-bench's S_TG and a server's
+    # "generation throughput" print): running batch × replicas / decode step, prompts left out
+    decode_tokens_per_s_aggregate: Range | None = None
     decode_tokens_per_s_per_user: Range | None = None
     energy_kwh_per_year: float | None = None
     co2_kg_per_year: float | None = None
     peak_pflops: float = 0.0
     precision_used: str = ""
-    notes: list[str] = field(default_factory=list)
+    notes: list[Finding] = field(default_factory=list)
     breakdown: dict = field(default_factory=dict)
     workload: Workload | None = None
+    plan: dict = field(default_factory=dict)  # the chosen parallel plan (training) or serving layout
+    alternatives: list[dict] = field(default_factory=list)  # the next best plans, with their throughput
+    tpot_s: Range | None = None  # serving: time per output token
+    serving: dict = field(default_factory=dict)  # serving: the running batch and why, queueing
+
+    def reason_texts(self) -> list[str]:
+        return [str(r) for r in self.reasons]
+
+    def note_texts(self) -> list[str]:
+        return [str(n) for n in self.notes]
+
+    def finding(self, code: str) -> Finding | None:
+        return next((f for f in (*self.reasons, *self.notes) if f.code == code), None)
 
     def to_json(self) -> dict:
         def r(x):
@@ -267,7 +349,7 @@ class Estimate:
         out = {
             "kind": self.kind,
             "feasible": self.feasible,
-            "reasons": list(self.reasons),
+            "reasons": self.reason_texts(),
             "devices": self.devices,
             "precision": self.precision_used,
             "peak_pflops": self.peak_pflops,
@@ -286,10 +368,38 @@ class Estimate:
             "comm_share": r(self.comm_share),
             "slowest_link": self.slowest_link,
             "assumptions": list(self.assumptions),
-            "notes": list(self.notes),
+            "notes": self.note_texts(),
+            "findings": [f.to_json() for f in (*self.reasons, *self.notes)],
+            "plan": dict(self.plan),
+            "alternatives": [dict(a) for a in self.alternatives],
+            "breakdown": _plain(self.breakdown),
         }
         if self.kind == "infer":
             out["ttft_s"] = r(self.ttft_s)
+            out["tpot_s"] = r(self.tpot_s)
             out["decode_tokens_per_s_per_user"] = r(self.decode_tokens_per_s_per_user)
             out["prefill_tokens_per_s"] = r(self.prefill_tokens_per_s)
+            out["decode_tokens_per_s_aggregate"] = r(self.decode_tokens_per_s_aggregate)
+            out["serving"] = _plain(self.serving)
         return out
+
+
+def _finite(r: Range | None) -> dict | None:
+    """A range for JSON: an unbounded high end (break-even never reached) becomes null."""
+    if r is None:
+        return None
+    fix = lambda v: None if v in (float("inf"), float("-inf")) or v != v else v  # noqa: E731
+    return {"low": fix(r.low), "likely": fix(r.likely), "high": fix(r.high)}
+
+
+def _plain(value):
+    """JSON-safe copy: numbers, strings, lists and dicts only."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        return value
+    return str(value)

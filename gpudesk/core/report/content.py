@@ -148,7 +148,7 @@ def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
     for r in comp.results:
         line = f"{r.name}: {r.hardware or r.error}"
         if r.estimate is not None and not r.estimate.feasible:
-            line += " — cannot run this workload: " + r.estimate.reasons[0]
+            line += " — cannot run this workload: " + str(r.estimate.reasons[0])
         configurations.blocks.append(Paragraph(line))
         for note in r.notes:
             configurations.blocks.append(Paragraph(note, "note"))

@@ -377,7 +377,7 @@ class EstimatesPanel(QFrame):
                + (f"; ≥ {m.min_devices:,} devices would" if m.min_devices else "") + "</span>")
         v["memory"].setText(fit)
         if not est.feasible:
-            reason = est.reasons[0] if est.reasons else "not feasible"
+            reason = str(est.reasons[0]) if est.reasons else "not feasible"
             for key in ("speed", "time", "link", "power", "energy", "year", "running", "rent", "break_even"):
                 v[key].setText("—")
             v["speed"].setText(f"<span style='color:#c62828'>{reason}</span>")
@@ -393,7 +393,8 @@ class EstimatesPanel(QFrame):
                                   if est.time_s else "set the workload's tokens")
             share = est.comm_share.likely if est.comm_share else 0.0
             v["link"].setText(f"{est.slowest_link or '—'}" + (f": {share:.0%} of each step" if est.slowest_link else ""))
-            v["power"].setText(f"{power(est.power_w.likely)}  ({power(est.power_w.low)} – {power(est.power_w.high)})")
+            p = est.power_w
+            v["power"].setText(f"{power(p.likely)}  ({power(p.low)} – {power(p.high)})" if p else "unknown: no power figure")
             if est.energy_kwh is not None:
                 v["energy"].setText(f"{energy(est.energy_kwh.likely)} · {co2(est.co2_kg.likely)}")
             v["year"].setText(f"{energy(est.energy_kwh_per_year)} · {co2(est.co2_kg_per_year)}"
@@ -415,7 +416,7 @@ class EstimatesPanel(QFrame):
             v["break_even"].setText("never: renting costs less per run")
         else:
             v["break_even"].setText("—")
-        notes = [n for n in est.notes][:2]
+        notes = [str(n) for n in est.notes][:2]
         self.status.setText(f"Updated in {elapsed_ms:,.1f} ms." + ("  " + " ".join(notes) if notes else ""))
 
     def show_cost_curve(self, curves: dict) -> None:

@@ -485,7 +485,7 @@ class ClusterView(QWidget):
                 self.panel.status.setText(f"Cannot estimate: {exc}")
                 curves = {}
             if est is not None and not est.memory.fits:
-                reason = est.reasons[0] if est.reasons else "the workload does not fit"
+                reason = str(est.reasons[0]) if est.reasons else "the workload does not fit"
                 for node in machines:
                     messages.setdefault(node.id, []).append(reason)
         else:

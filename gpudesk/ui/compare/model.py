@@ -66,7 +66,7 @@ class CompareTableModel(QAbstractTableModel):
             result = self.comparison.results[section - self.FIXED_COLUMNS]
             tip = result.hardware or result.error
             if result.estimate is not None and not result.estimate.feasible:
-                tip += "\n\nCannot run this workload:\n" + "\n".join(result.estimate.reasons)
+                tip += "\n\nCannot run this workload:\n" + "\n".join(result.estimate.reason_texts())
             return tip
         if role == Qt.ItemDataRole.ForegroundRole and section >= self.FIXED_COLUMNS:
             if not self.comparison.results[section - self.FIXED_COLUMNS].ok:

@@ -799,7 +799,7 @@ def _details_html(comp) -> str:
     parts += [f"<li>{escape(a)}</li>" for a in comp.assumptions]
     parts.append("</ul><h3>Notes</h3><ul>")
     for r in comp.results:
-        for note in (r.estimate.notes if r.estimate else []) + ([r.error] if r.error else []):
+        for note in (r.estimate.note_texts() if r.estimate else []) + ([r.error] if r.error else []):
             parts.append(f"<li><b>{escape(r.name)}:</b> {escape(note)}</li>")
     parts.append("</ul><h3>Sources</h3><ol>")
     for s in comp.sources:

@@ -1,0 +1,194 @@
+"""Per-device time of a transformer's work, roofline by kernel class: matrix multiplications at
+the device's achievable matrix rate, fused attention at its attention rate (or, without fused
+kernels, the score matrix through memory), element-wise work (norms, activations, residuals,
+rotary, the loss) at achievable memory bandwidth, and a fixed cost per kernel with the host's
+launch rate as a floor. Utilisation is what comes out, not what goes in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpudesk.core.estimate import constants as C
+from gpudesk.core.estimate.model import (
+    Shape,
+    attention_context,
+    layer_matmul_params,
+    mlp_params,
+)
+from gpudesk.core.estimate.profiles import Profile, matmul_share, profile_of
+from gpudesk.core.estimate.types import Device, Workload
+
+
+@dataclass(frozen=True)
+class Peak:
+    tflops: float  # dense peak at the precision used, as the catalogue states it (MFU's denominator)
+    rate_tflops: float  # what 16-bit-or-wider matrix math actually runs at (FP32 rate without matrix units)
+    precision: str
+    note: str = ""
+    fp8_tflops: float | None = None  # FP8 matrix rate when the workload trains in FP8
+
+
+@dataclass(frozen=True)
+class Rates:
+    """What one device sustains in the likely, pessimistic or optimistic case."""
+
+    gemm: float  # FLOP/s of large matrix multiplications at the workload's precision
+    gemm16: float  # FLOP/s of 16-bit matrix multiplications (attention, FP8's leftovers)
+    attention: float  # FLOP/s of fused attention
+    bandwidth: float  # bytes/s
+    kernel_s: float
+    launch_s: float
+    flash: bool
+    profile: Profile
+    matmul_basis: str
+
+
+def training_peak(device: Device, precision: str) -> Peak | None:
+    """Dense peak at `precision`, with the fallbacks a practitioner would use."""
+    peaks = device.peak_tflops
+    profile = profile_of(device)
+    used, note = precision, ""
+    if precision == "fp8" and not peaks.get("fp8"):
+        used = "bf16" if peaks.get("bf16") else "fp16"
+        note = f"{device.name} has no FP8 figure: {used.upper()} used"
+    if used == "bf16" and not peaks.get("bf16") and peaks.get("fp16"):
+        used, note = "fp16", f"{device.name} has no BF16 figure: FP16 used"
+    elif used == "fp16" and not peaks.get("fp16") and peaks.get("bf16"):
+        used, note = "bf16", f"{device.name} has no FP16 figure: BF16 used"
+    elif used == "tf32" and not peaks.get("tf32") and peaks.get("fp32"):
+        used, note = "fp32", f"{device.name} has no TF32 figure: FP32 used"
+    peak = peaks.get(used)
+    if not peak and peaks.get("fp32") and precision in ("tf32", "fp16", "bf16", "fp8"):
+        used, peak = "fp32", peaks["fp32"]
+        note = f"{device.name} has no 16-bit figure: its FP32 rate ({peak:g} TFLOPS) is used"
+    if not peak:
+        return None
+    rate = peak
+    if not profile.tensor and used in ("fp16", "bf16"):
+        # no matrix units: mixed precision accumulates in FP32, at the FP32 vector rate
+        rate = peaks.get("fp32") or peak / 2.0
+        note = (note + "; " if note else "") + (
+            f"{device.name} has no tensor cores: 16-bit training accumulates in FP32 at "
+            f"{rate:g} TFLOPS, not its {peak:g} TFLOPS {used.upper()} figure")
+    if used == "fp8":
+        base = peaks.get("bf16") or peaks.get("fp16") or peak / 2.0
+        return Peak(peak, base, "fp8", note, fp8_tflops=peak)
+    return Peak(peak, rate, used, note)
+
+
+def rates(device: Device, peak: Peak, case_factor: float, precision: str) -> Rates:
+    """The device's sustained rates; `case_factor` scales the matrix and attention shares (the
+    spread between codebases), never beyond the datasheet."""
+    profile = profile_of(device)
+    share16, basis = matmul_share(device, profile, "bf16")
+    gemm16 = peak.rate_tflops * 1e12 * min(C.UTILISATION_MAX, share16 * case_factor)
+    gemm = gemm16
+    if peak.fp8_tflops:
+        share8, basis = matmul_share(device, profile, "fp8")
+        gemm = peak.fp8_tflops * 1e12 * min(C.UTILISATION_MAX, share8 * case_factor)
+    attention = peak.rate_tflops * 1e12 * min(C.UTILISATION_MAX, profile.attention * case_factor)
+    bandwidth = (device.mem_bandwidth_gbs or 0.0) * 1e9 * min(0.97, profile.bandwidth * min(case_factor, 1.05))
+    return Rates(gemm, gemm16, attention, max(bandwidth, 1.0), profile.kernel_us * 1e-6,
+                 profile.launch_us * 1e-6, profile.flash and profile.attention > 0, profile, basis)
+
+
+def size_factor(width: float, rows: float) -> float:
+    """Share of the large-GEMM rate a product with these dimensions reaches (narrow matrices and
+    few rows leave a GPU's units idle)."""
+    h = C.GEMM_HALF_WIDTH
+    return (width / (width + h)) * (rows / (rows + h))
+
+
+@dataclass(frozen=True)
+class LayerWork:
+    """Seconds of one layer's work on one device for one micro-batch: its forward GEMMs and
+    attention, and its element-wise traffic over the forward and backward passes together."""
+
+    gemm: float
+    attention: float
+    memory: float
+
+
+def layer_work(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, moe: bool, ew_factor: float) -> LayerWork:
+    """One layer over `tokens` tokens (one micro-batch; this device's share under tensor
+    parallelism with sequence parallelism)."""
+    dense_p, moe_p = layer_matmul_params(s)
+    d = s.d_model
+    if moe:
+        expert_p = (s.experts_active + s.shared_experts) * mlp_params(d, s.expert_ffn_dim, True)
+        rows = max(1.0, tokens * s.experts_active / max(1, s.experts))  # tokens each expert sees
+        gemm = 2 * (moe_p - expert_p) * tokens / tp / (r.gemm * size_factor(d / tp, tokens)) + \
+            2 * expert_p * tokens / tp / (r.gemm * size_factor(s.expert_ffn_dim / tp, rows))
+        mlp_width = (s.experts_active + s.shared_experts) * s.expert_ffn_dim
+    else:
+        gemm = 2 * dense_p * tokens / tp / (r.gemm * size_factor(min(d, s.ffn_dim) / tp, tokens))
+        mlp_width = s.ffn_dim
+    ctx = attention_context(s, w.seq_len) / 2.0  # causal: a token sees half the sequence on average
+    attn_flops = 4.0 * s.q_dim / tp * ctx * tokens
+    if r.flash:
+        attention = attn_flops / r.attention
+    else:
+        # scores materialised: two batched GEMMs plus the score matrix written, read and softmaxed
+        attention = attn_flops / (r.gemm16 * 0.7) + 8.0 * s.heads / tp * ctx * tokens / r.bandwidth
+    ew_bytes = (C.ELEMENTWISE_FORWARD_D * d + C.ELEMENTWISE_FORWARD_F[s.gated or moe] * mlp_width) * tokens / tp
+    return LayerWork(gemm, attention, ew_bytes * ew_factor / r.bandwidth)
+
+
+@dataclass(frozen=True)
+class StageTime:
+    """Seconds one pipeline stage spends on one micro-batch, forward and backward, and the parts."""
+
+    forward: float
+    backward: float
+    gemm: float
+    attention: float
+    memory: float
+    overhead: float
+
+    @property
+    def total(self) -> float:
+        return self.forward + self.backward
+
+
+def mean_layer_work(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, moe_share: float,
+                    ew_factor: float) -> LayerWork:
+    """One layer's work averaged over the model's dense and MoE layers."""
+    dense = layer_work(s, w, r, tokens, tp, False, ew_factor)
+    if not s.moe:
+        return dense
+    moe = layer_work(s, w, r, tokens, tp, True, ew_factor)
+    return LayerWork((1 - moe_share) * dense.gemm + moe_share * moe.gemm,
+                     (1 - moe_share) * dense.attention + moe_share * moe.attention,
+                     (1 - moe_share) * dense.memory + moe_share * moe.memory)
+
+
+def stage_time(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, layers: float, moe_share: float,
+               recompute: str, ew_factor: float, kernels_per_layer: float, head: bool,
+               unit: LayerWork | None = None, recompute_share: float = 1.0) -> StageTime:
+    """Forward and backward of `layers` layers (a share `moe_share` of them MoE layers), plus the
+    output head and loss when this stage holds them. Backward GEMMs cost twice the forward
+    (gradients of inputs and of weights); fused attention's backward 2.5 times (it recomputes the
+    scores); element-wise traffic splits one third forward, two thirds backward; full recomputation
+    runs the forward of `recompute_share` of the layers again. `unit` is one layer's mean work when
+    the caller already has it (the planner reuses it across depths)."""
+    unit = unit or mean_layer_work(s, w, r, tokens, tp, moe_share, ew_factor)
+    gemm, attention, memory = unit.gemm * layers, unit.attention * layers, unit.memory * layers
+    if head and s.vocab:
+        gemm += 2 * s.vocab * s.d_model * tokens / tp / (r.gemm16 * size_factor(s.d_model, tokens))
+        memory += C.LOGIT_BYTES * 2 * s.vocab * tokens / tp / r.bandwidth
+    fixed = kernels_per_layer * layers * r.kernel_s
+    bwd_attention = 2.5 if r.flash else 2.0
+    forward = gemm + attention + memory / 3 + fixed / 3
+    backward = 2 * gemm + bwd_attention * attention + 2 * memory / 3 + 2 * fixed / 3
+    if recompute == "full":
+        backward += recompute_share * forward
+    elif recompute == "selective":
+        backward += attention + memory / 9
+    floor = kernels_per_layer * layers * r.launch_s  # the host cannot launch kernels faster
+    forward, backward = max(forward, floor / 3), max(backward, 2 * floor / 3)
+    return StageTime(forward, backward, 3 * gemm, (1 + bwd_attention) * attention, memory, fixed)
+
+
+def optimizer_step_s(params_local: float, r: Rates) -> float:
+    """One Adam step over this device's share of the parameters: memory-bound."""
+    return params_local * C.OPTIMIZER_STEP_BYTES / r.bandwidth

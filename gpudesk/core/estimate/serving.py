@@ -1,0 +1,257 @@
+"""LLM inference and serving.
+
+Decoding one step reads every weight a step touches and each running sequence's KV cache once
+(bandwidth-bound until batching makes it compute-bound), dequantises quantised weights on the
+vector units, and pays a fixed cost per kernel; tensor parallelism splits the reads and adds two
+all-reduces per layer. Prompt processing is compute-bound.
+
+Serving follows continuous batching (Yu et al. 2022, "Orca"; Kwon et al. 2023, "vLLM"): the
+running batch is the concurrency, capped by the KV cache the memory left after the weights can hold
+(paged, so sequences take what they use) and by the server's sequence limit; requests beyond it
+queue. Prompts are processed in chunks joined to decode steps, so each request's prefill stretches
+the steps of the others. Per replica, with B sequences running, prompt P and output O tokens:
+requests/s R = 1 / (P·t_prefill_token + O·T_step(B)/B), output tokens/s = R·O, time per output
+token = T_step(B) + B·P·t_prefill_token/O, and the queue adds (waiting requests)/R to the time to
+the first token (Little's law).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from gpudesk.core.estimate import constants as C
+from gpudesk.core.estimate.comm import place
+from gpudesk.core.estimate.compute import size_factor
+from gpudesk.core.estimate.memory import capacity_gb, kv_gb_per_sequence, prefill_workspace_gb, serving_weights_gb
+from gpudesk.core.estimate.model import (
+    Shape,
+    expert_params,
+    inference_flops_per_token,
+    is_quantised,
+    matmul_params_per_token,
+    weight_bytes_per_param,
+)
+from gpudesk.core.estimate.profiles import matmul_share, profile_of
+from gpudesk.core.estimate.topology import Topology
+from gpudesk.core.estimate.types import Band, Device, Workload
+
+KERNEL_CASE = Band(1.6, 1.0, 0.7, "fixed cost per kernel, slower and faster runtimes")
+
+
+def inference_peak(device: Device, precision: str) -> tuple[float | None, str]:
+    """Dense peak (TFLOPS) of the matrix multiplications of inference at `precision`."""
+    peaks = device.peak_tflops
+    order = {
+        "fp32": ("fp32",), "tf32": ("tf32", "fp32"), "fp16": ("fp16", "bf16", "fp32"), "bf16": ("bf16", "fp16", "fp32"),
+        "fp8": ("fp8", "bf16", "fp16", "fp32"), "int8": ("int8", "fp8", "fp16", "bf16", "fp32"),
+        "int4": ("fp16", "bf16", "fp32"), "q4": ("fp16", "bf16", "fp32"), "fp4": ("fp4", "fp8", "fp16", "bf16", "fp32"),
+    }.get(precision, ("fp16", "bf16", "fp32"))
+    profile = profile_of(device)
+    for key in order:
+        if not peaks.get(key):
+            continue
+        value = peaks[key]
+        note = "" if key == order[0] else f"{device.name}: {precision.upper()} runs at its {key.upper()} rate"
+        if not profile.tensor and key in ("fp16", "bf16") and peaks.get("fp32"):
+            value = peaks["fp32"]
+        gain = C.FP16_ACCUMULATE_GAIN.get(device.device_class, 1.0) if key in ("fp16", "bf16", "fp8") else 1.0
+        if gain != 1.0 and profile.tensor:
+            value *= gain
+            note = (note + "; " if note else "") + f"{device.name}: inference GEMMs with FP16 accumulation at twice " \
+                                                   "the stored FP32-accumulate rate"
+        return value, note
+    return None, f"the catalogue has no compute figure for {device.name} at {precision.upper()}"
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One device's sustained rates for inference in one case."""
+
+    gemm: float  # FLOP/s of large GEMMs
+    bandwidth: float  # bytes/s
+    vector: float  # simple operations/s on the vector units (dequantisation)
+    kernel_s: float
+    launch_s: float  # the host's cost per kernel launched eagerly
+    step_overhead_s: float
+    compute_known: bool = True  # False when the catalogue has no compute figure: decode is timed by bandwidth alone
+    tensor: bool = True  # matrix units, fed by vector units that must unpack quantised weights first
+
+
+def engine_rates(device: Device, precision: str, case: int, spread: float) -> Engine:
+    profile = profile_of(device)
+    peak, _ = inference_peak(device, precision)
+    share, _basis = matmul_share(device, profile, "fp8" if precision == "fp8" else "bf16")
+    gemm_case = C.PREFILL_GEMM_SHARE.pick(case)
+    bw_case = {0: 0.85 / spread, 1: 1.0, 2: min(1.08, 1.0 * spread)}[case]
+    vector = (device.peak_tflops.get("fp32") or (peak or 0.0) / 8.0) * 1e12 / 2.0  # FMA counts 2 FLOPs
+    return Engine(
+        gemm=(peak or 0.0) * 1e12 * share * gemm_case,
+        bandwidth=(device.mem_bandwidth_gbs or 0.0) * 1e9 * min(0.97, profile.bandwidth * bw_case),
+        vector=max(vector, 1.0),
+        kernel_s=profile.kernel_us * 1e-6 * KERNEL_CASE.pick(case),
+        launch_s=profile.launch_us * 1e-6 * KERNEL_CASE.pick(case),
+        step_overhead_s=C.SERVER_STEP_OVERHEAD_S.pick(case),
+        compute_known=peak is not None,
+        tensor=profile.tensor,
+    )
+
+
+@dataclass(frozen=True)
+class Layout:
+    tp: int
+    pp: int
+    replicas: int
+
+
+@dataclass
+class Serving:
+    layout: Layout
+    batch: int  # sequences running per replica
+    limit: str  # what caps the batch: concurrency | kv_cache | max_batch
+    kv_capacity_sequences: int
+    queued: int  # requests waiting per replica
+    step_s: float  # one decode step at the running batch
+    prefill_s: float  # one prompt alone on a replica
+    prefill_token_s: float  # marginal compute per prompt token while batching
+    requests_per_s: float  # whole cluster
+    output_tokens_per_s: float  # whole cluster
+    tpot_s: float
+    ttft_s: float
+    round_s: float  # time for every user's request once
+    bound: str
+    weights_gb: float
+    kv_gb: float
+
+
+def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, batch: int, context: float,
+                server: bool) -> tuple[float, str]:
+    """Seconds of one decode step of `batch` sequences at `context` tokens, and what bounds it."""
+    split = lay.tp * lay.pp
+    experts = expert_params(s)
+    touched = 1.0
+    if s.moe:
+        touched = 1.0 - (1.0 - s.experts_active / s.experts) ** batch  # share of experts some token routes to
+    params_read = (s.params - experts) + experts * touched
+    weights = params_read * weight_bytes_per_param(w) / split
+    kv = batch * kv_gb_per_sequence(w, s, context, lay.tp, lay.pp) * 1e9
+    memory = (weights + kv) / e.bandwidth
+    if (is_quantised(w.precision) or w.precision == "int8") and e.compute_known:
+        dequant = params_read / split * C.DEQUANT_OPS_PER_WEIGHT.get(w.precision, 4.0) / e.vector
+        memory = max(memory, dequant) + C.DEQUANT_OVERLAP * min(memory, dequant)
+    flops = batch * inference_flops_per_token(s, context) / split
+    # few rows: the matrix units idle, matrix-vector products run on the vector units (FMA = 2 FLOPs)
+    compute = flops / max(2.0 * e.vector, e.gemm * C.DECODE_GEMM_SHARE * size_factor(s.d_model / lay.tp, batch)) \
+        if e.compute_known else 0.0
+    if w.runtime == "eager":  # every operation launched from the host, which bounds small kernels
+        kernels = s.layers * C.KERNELS_PER_LAYER_DECODE_EAGER * max(e.kernel_s, e.launch_s)
+    else:  # fused kernels replayed as a CUDA graph: only their GPU-side time counts
+        kernels = s.layers * C.KERNELS_PER_LAYER_DECODE * e.kernel_s
+    comm = 0.0
+    if lay.tp > 1:
+        group = place(lay.tp, 1, topo)
+        per_call = topo.intra_latency_s * 2 * math.ceil(math.log2(lay.tp)) + \
+            2 * (lay.tp - 1) / lay.tp * batch * s.d_model * 2 / (topo.intra_gbs * 1e9)
+        comm = 2 * s.layers * per_call * (1 if group.domains == 1 else 4)
+    if lay.pp > 1:
+        comm += (lay.pp - 1) * topo.intra_latency_s
+    step = max(memory, compute) + kernels + comm + (e.step_overhead_s if server else 0.0)
+    return step, ("compute" if compute > memory else "memory bandwidth")
+
+
+def prefill(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout) -> tuple[float, float]:
+    """(seconds for one prompt alone on a replica, marginal compute seconds per prompt token); both 0
+    when the device has no compute figure (prompt processing is then unknown, and not counted)."""
+    if not e.compute_known:
+        return 0.0, 0.0
+    tokens = max(1, w.prompt_tokens)
+    flops = tokens * inference_flops_per_token(s, tokens / 2.0)
+    rate = e.gemm * size_factor(min(s.d_model, s.ffn_dim) / lay.tp, tokens) * lay.tp
+    if w.precision in C.WEIGHT_ONLY_4BIT and e.tensor:
+        rate *= C.WEIGHT_ONLY_PREFILL_SHARE
+    compute = flops / max(rate, 1.0)
+    weights = s.params * weight_bytes_per_param(w) / (lay.tp * lay.pp) / e.bandwidth
+    kernels = s.layers * C.KERNELS_PER_LAYER_DECODE * e.kernel_s * max(1, math.ceil(tokens / C.PREFILL_CHUNK_TOKENS))
+    comm = 0.0
+    if lay.tp > 1:
+        comm = 2 * s.layers * 2 * (lay.tp - 1) / lay.tp * tokens * s.d_model * 2 / (topo.intra_gbs * 1e9)
+    return max(compute, weights) + kernels + comm, compute / tokens
+
+
+def kv_capacity(w: Workload, s: Shape, device: Device, lay: Layout, context: float, server: bool) -> tuple[int, float, float]:
+    """(sequences that fit per replica, weights GB per device, KV GB per sequence per device)."""
+    cap = capacity_gb(device)
+    if server:
+        cap *= C.SERVER_MEMORY_SHARE
+    weights = serving_weights_gb(w, s, lay.tp, lay.pp)
+    workspace = prefill_workspace_gb(w, s, lay.tp, min(max(1, w.prompt_tokens), C.PREFILL_CHUNK_TOKENS))
+    per_seq = kv_gb_per_sequence(w, s, context, lay.tp, lay.pp)
+    free = cap - weights - workspace
+    if free <= 0:
+        return 0, weights, per_seq
+    return (int(free // per_seq) if per_seq > 0 else 10 ** 9), weights, per_seq
+
+
+def serve(w: Workload, s: Shape, device: Device, topo: Topology, lay: Layout, e: Engine,
+          decode_factor: float = 1.0, prefill_factor: float = 1.0) -> Serving | None:
+    """The steady state of `w.concurrency` users on this layout; None when the weights do not fit."""
+    users = max(1, w.concurrency)
+    server = users > 1 or bool(w.max_batch)
+    context = w.prompt_tokens + w.output_tokens / 2.0
+    fit, weights_gb, kv_seq = kv_capacity(w, s, device, lay, context, server)
+    if fit < 1:
+        return None
+    per_replica = math.ceil(users / lay.replicas)
+    cap = int(w.max_batch or (C.SERVER_MAX_BATCH if server else per_replica))
+    batch = min(per_replica, fit, cap)
+    limit = "concurrency" if batch == per_replica else ("kv_cache" if batch == fit else "max_batch")
+    step, bound = decode_step(w, s, e, topo, lay, batch, context, server)
+    step /= decode_factor
+    pre_s, pre_token = prefill(w, s, e, topo, lay)
+    pre_s, pre_token = pre_s / prefill_factor, pre_token / prefill_factor
+    out_tokens = max(1, w.output_tokens)
+    if batch == 1 and per_replica == 1:
+        request_s = pre_s + out_tokens * step
+        rate = 1.0 / request_s
+        tpot, ttft = step, pre_s
+    else:
+        rate = 1.0 / (w.prompt_tokens * pre_token + out_tokens * step / batch)
+        tpot = step + batch * w.prompt_tokens * pre_token / out_tokens
+        queued = per_replica - batch
+        ttft = (queued / rate if queued > 0 else 0.0) + w.prompt_tokens * pre_token + step
+    total_rate = rate * lay.replicas
+    return Serving(lay, batch, limit, fit, per_replica - batch, step, pre_s, pre_token, total_rate,
+                   total_rate * out_tokens, tpot, ttft, users / total_rate, bound, weights_gb, kv_seq * batch)
+
+
+def layouts(w: Workload, s: Shape, topo: Topology) -> list[Layout]:
+    """Tensor-parallel sizes inside a node (dividing the heads), pipeline depths across nodes,
+    replicas over the rest; the scenario may pin tp and pp."""
+    tps = [int(w.tp)] if w.tp else [t for t in (1, 2, 4, 8, 16) if t <= topo.domain and s.heads % t == 0]
+    pps = [int(w.pp)] if w.pp else [p for p in (1, 2, 4, 8, 16, 32) if p <= s.layers]
+    out = []
+    for tp in tps:
+        for pp in pps:
+            if tp * pp <= topo.devices:
+                out.append(Layout(tp, pp, max(1, topo.devices // (tp * pp))))
+    return out
+
+
+def smallest_replica(w: Workload, s: Shape, device: Device, per_node: int) -> int | None:
+    """Fewest devices (tensor parallel inside a node, pipeline beyond) that hold the weights and
+    one sequence's KV cache."""
+    for n in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024):
+        tp = min(n, max(1, per_node))
+        while tp > 1 and s.heads % tp:
+            tp //= 2
+        pp = max(1, n // tp)
+        if tp * pp != n:
+            continue
+        fit, _w, _kv = kv_capacity(w, s, device, Layout(tp, pp, 1), w.prompt_tokens + w.output_tokens, False)
+        if fit >= 1:
+            return n
+    return None
+
+
+def matmul_params(s: Shape) -> float:
+    return matmul_params_per_token(s)

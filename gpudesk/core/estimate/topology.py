@@ -1,0 +1,92 @@
+"""What the engine needs to know of a cluster's shape: how many devices, how many share a fast
+domain (an NVLink node or rack, a TPU slice), and how fast each device reaches the others inside
+that domain and across the network (the NIC count and speed of each node, rail-optimised when a
+node has a NIC per device)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpudesk.core.estimate import constants as C
+from gpudesk.core.estimate.types import Device, Link, NodeGroup
+
+# Link families whose domain spans every device of the group, not just one node's.
+DOMAIN_WIDE = ("ici",)
+
+
+@dataclass(frozen=True)
+class Topology:
+    devices: int
+    per_node: int  # devices of one node (the smallest node when groups differ)
+    nodes: int
+    domain: int  # devices that reach each other over the fast link
+    intra_gbs: float  # per device, one way, achievable
+    intra_latency_s: float
+    node_gbs: float  # per node, all NICs, one way, achievable
+    inter_latency_s: float
+    nic_count: int
+    intra_name: str
+    inter_name: str
+    intra_assumed: bool
+    inter_assumed: bool
+
+    @property
+    def domains(self) -> int:
+        return max(1, self.devices // self.domain)
+
+
+def link_family(link: Link | None) -> str:
+    if link is None:
+        return "pcie"
+    if link.family == "ethernet" and link.unidirectional_gbs and link.unidirectional_gbs < C.SLOW_ETHERNET_GBS:
+        return "ethernet-slow"
+    return link.family
+
+
+def link_rate_gbs(link: Link | None, fallback_gbs: float) -> float:
+    family = link_family(link)
+    raw = link.unidirectional_gbs if link is not None and link.unidirectional_gbs else fallback_gbs
+    return raw * C.LINK_EFFICIENCY.get(family, C.LINK_EFFICIENCY["other"])
+
+
+def link_latency_s(link: Link | None) -> float:
+    family = link_family(link)
+    explicit = link.latency_us if link is not None and link.latency_us and family != "ethernet-slow" else None
+    return (explicit or C.LINK_LATENCY_US.get(family, 20.0)) * 1e-6
+
+
+def _intra_rate(g: NodeGroup) -> float:
+    device_link = (g.device.intra_link_gbs or 0) / 2 or C.PCIE_FALLBACK_GBS
+    return link_rate_gbs(g.intra, device_link)
+
+
+def topology_of(groups: tuple[NodeGroup, ...]) -> Topology:
+    devices = sum(g.devices for g in groups)
+    per_node = min(g.per_node for g in groups)
+    nodes = sum(g.nodes for g in groups)
+    domain_wide = all(g.intra is not None and g.intra.family in DOMAIN_WIDE for g in groups)
+    domain = devices if domain_wide else per_node
+    node_gbs = min(link_rate_gbs(g.inter, 0.125) * max(1, g.nic_count) for g in groups)
+    named_intra = [g.intra for g in groups if g.intra is not None]
+    named_inter = [g.inter for g in groups if g.inter is not None]
+    return Topology(
+        devices=devices, per_node=per_node, nodes=nodes, domain=domain,
+        intra_gbs=min(_intra_rate(g) for g in groups),
+        intra_latency_s=max(link_latency_s(g.intra) for g in groups),
+        node_gbs=node_gbs,
+        inter_latency_s=max(link_latency_s(g.inter) for g in groups) if nodes > 1 else 0.0,
+        nic_count=min(max(1, g.nic_count) for g in groups),
+        intra_name=named_intra[0].name if named_intra else ("PCIe (assumed)" if per_node > 1 else ""),
+        inter_name=named_inter[0].name if named_inter else ("1 Gb Ethernet (assumed)" if nodes > 1 else ""),
+        intra_assumed=not named_intra and per_node > 1,
+        inter_assumed=not named_inter and nodes > 1,
+    )
+
+
+def slowest_device(groups: tuple[NodeGroup, ...]) -> Device:
+    """The device that sets the pace of a synchronous step (lowest 16-bit peak, then bandwidth)."""
+    def pace(g: NodeGroup):
+        d = g.device
+        peak = d.peak_tflops.get("bf16") or d.peak_tflops.get("fp16") or d.peak_tflops.get("fp32") or 0.0
+        return (peak, d.mem_bandwidth_gbs or 0.0)
+    return min(groups, key=pace).device
