@@ -122,3 +122,30 @@ def test_markup_in_names_comes_out_as_text(catalogue, tmp_path, qapp):
     assert "<table>" in text and "<h1>Which?</h1>" in text and "<u>me</u>" in text
     assert comparison_json(comp)["configurations"][0]["name"] == "<i>one</i> & \"two\""
     assert "<table>" in comparison_csv(comp)
+
+
+def test_the_laptop_trains_a_561m_model_several_times_slower_and_the_reader_is_told_why(catalogue):
+    doc = json.loads((EXAMPLES / "a100-vs-rtx4090-laptop.json").read_text())
+    doc["workload"] = {"preset": "nanochat-d20", "kind": "train", "precision": "bf16"}
+    comp = build_comparison(parse_scenario(doc), catalogue)
+    a100, laptop = (r.estimate for r in comp.results)
+    assert 2.5 < laptop.time_s.likely / a100.time_s.likely < 8
+    # the catalogue's derived figures, no overrides: 9,728 cores at 2.04 GHz, 256 bits of 18 Gbps GDDR6
+    assert comp.results[1].inputs.groups[0].device.peak_tflops["bf16"] == pytest.approx(79.38, rel=1e-3)
+    text = comp.recommendation
+    assert "× longer" in text and "dense peak is 3.9× as high" in text
+    assert "micro-batches of only" in text and "16 GB" not in text  # usable memory, not the label
+
+
+def test_plan_and_step_rows_explain_without_stars(catalogue):
+    comp = build_comparison(load_scenario(EXAMPLES / "a100-vs-jetson-nanos.json"), catalogue)
+    plan, step = comp.row("plan"), comp.row("step")
+    assert plan.better is None and plan.winners == [] and step.winners == []
+    # a Nano cannot hold the model's training state: the chosen plan shards it or splits the layers
+    first = plan.cells[2].text.splitlines()[0]
+    assert ("ZeRO-3" in first or first.startswith("PP")) and "next best" in plan.cells[2].text
+    # the Nanos' step: mostly compute, then waiting on the Gigabit Ethernet or the pipeline
+    assert step.cells[2].text.splitlines()[0].startswith("compute")
+    assert "data-parallel" in step.cells[2].text or "pipeline bubble" in step.cells[2].text
+    # why the Nanos are slower, in the recommendation: peak, utilisation and its cause
+    assert "no tensor cores" in comp.recommendation and "dense peak is" in comp.recommendation

@@ -15,6 +15,7 @@ from gpudesk.core.estimate.types import Estimate, Range
 from gpudesk.core.format import duration, format_number, si, usd
 from gpudesk.core.resolve import ResolveError, resolve_option
 from gpudesk.core.scenario import Option, Scenario
+from gpudesk.core.summary import STEP_PARTS, plan_text, step_text
 
 LOWER, HIGHER = "lower", "higher"
 TIE = 0.005  # values within 0.5% share a win
@@ -185,7 +186,7 @@ def _rows(results: list[OptionResult]) -> list[Row]:
     add("peak_device", "Configuration", f"Dense peak per device ({precision.upper() or 'workload precision'})",
         "TFLOPS", HIGHER, per(lambda r, e: _cell(_peak(r, e), fmt1)))
     add("peak_total", "Configuration", "Dense peak, all devices", "PFLOPS", HIGHER,
-        per(lambda r, e: _cell(e.peak_pflops if e.peak_pflops else None, lambda v: f"{v:,.3g}")))
+        per(lambda r, e: _cell(e.peak_pflops if e.peak_pflops else None, _sig3)))
     add("memory_device", "Configuration", "Memory per device", "GB", HIGHER,
         per(lambda r, e: _cell(_device(r).memory_gb, fmt1)))
     add("memory_total", "Configuration", "Memory, all devices", "GB", HIGHER,
@@ -196,11 +197,13 @@ def _rows(results: list[OptionResult]) -> list[Row]:
     add("links", "Configuration", "Links (inside a node / between nodes)", "", None, per(lambda r, e: _text(_links(r))))
 
     add("fits", "Estimates", "Fits in memory", "", HIGHER, per(lambda r, e: Cell(
-        1.0 if e.memory.fits else 0.0, None, None,
-        f"yes, {e.memory.per_device_gb:,.1f} of {e.memory.capacity_gb:,.1f} GB" if e.memory.fits
-        else f"NO: needs {e.memory.per_device_gb:,.1f} of {e.memory.capacity_gb:,.1f} GB"
-             + (f"; ≥ {e.memory.min_devices:,} devices would" if e.memory.min_devices else ""))))
+        1.0 if e.memory.fits else 0.0, None, None, _fits_text(e))))
     ok = lambda e: e.feasible  # noqa: E731
+    add("plan", "Estimates", "Serving layout" if infer else "Parallel plan", "", None,
+        per(lambda r, e: _text(plan_text(e) if ok(e) else "—")))
+    if not infer:
+        add("step", "Estimates", "Where each step's time goes", "", None,
+            per(lambda r, e: _text(step_text(e) if ok(e) else "—")))
     if infer:
         add("decode_user", "Estimates", "Decode speed per user", "tokens/s", HIGHER,
             per(lambda r, e: _cell_range(e.decode_tokens_per_s_per_user if ok(e) else None, lambda v: f"{v:,.1f}")))
@@ -217,12 +220,12 @@ def _rows(results: list[OptionResult]) -> list[Row]:
             per(lambda r, e: _cell_range(e.mfu if ok(e) else None, lambda v: f"{v:.0%}")))
     add("power", "Estimates", "Power, with PUE", "kW", LOWER,
         per(lambda r, e: _cell_range(e.power_w.scaled(1e-3) if ok(e) and e.power_w and e.power_w.likely else None,
-                                     lambda v: f"{v:,.3g}")))
+                                     _sig3)))
     run = "round of requests" if infer else "run"
     add("energy", "Estimates", f"Energy per {run}", "kWh", LOWER,
-        per(lambda r, e: _cell_range(e.energy_kwh if ok(e) else None, lambda v: f"{v:,.3g}")))
+        per(lambda r, e: _cell_range(e.energy_kwh if ok(e) else None, _sig3)))
     add("co2", "Estimates", f"CO2 per {run}", "kg CO2e", LOWER,
-        per(lambda r, e: _cell_range(e.co2_kg if ok(e) else None, lambda v: f"{v:,.3g}")))
+        per(lambda r, e: _cell_range(e.co2_kg if ok(e) else None, _sig3)))
 
     add("cost_run", "Cost", f"Cost per {run}", "$", LOWER, per(_cost_cell))
     add("capex", "Cost", "Purchase (capex)", "$", LOWER, per(lambda r, e: _capex_cell(r, e)))
@@ -240,6 +243,60 @@ def _rows(results: list[OptionResult]) -> list[Row]:
         # specs compare whatever is on the table; estimates, costs and value only what can run
         row.winners = _winners(row, None if row.section == "Configuration" or row.key == "fits" else feasible)
     return rows
+
+
+def _sig3(value: float) -> str:
+    """Three significant figures without scientific notation: 0.0895, 24.3, 3,170, 2,380,000."""
+    if abs(value) >= 1000:
+        return f"{value:,.0f}" if abs(value) < 1e6 else f"{float(f'{value:.3g}'):,.0f}"
+    return f"{value:.3g}"
+
+
+def _why_slower(fast: Estimate, slow: Estimate) -> str:
+    """Why a training configuration is slower, from the estimates' figures: less peak compute, a
+    lower share of it reached (and why, where the engine says), the step's largest non-compute part."""
+    out = []
+    if fast.peak_pflops and slow.peak_pflops and fast.peak_pflops > 1.2 * slow.peak_pflops:
+        ratio = fast.peak_pflops / slow.peak_pflops
+        out.append(f"its dense peak is {ratio:,.2g}× theirs all together" if slow.devices > 1 else
+                   f"its dense peak is {ratio:,.2g}× as high")
+    if fast.mfu and slow.mfu and fast.mfu.likely > 1.2 * slow.mfu.likely:
+        text = f"it uses {fast.mfu.likely:.0%} of its peak against {slow.mfu.likely:.0%}"
+        tensor = next((n for n in slow.notes if n.code == "no_tensor_cores"), None)
+        if tensor is not None:
+            text += (f" (no tensor cores: 16-bit math runs at the {tensor.values['rate_tflops']:g} TFLOPS FP32 rate, "
+                     f"not {tensor.values['peak_tflops']:g})")
+        out.append(text)
+    fast_plan, slow_plan = fast.plan or {}, slow.plan or {}
+    full = slow.memory.capacity_gb and slow.memory.per_device_gb > 0.85 * slow.memory.capacity_gb
+    if full and (slow_plan.get("micro_batch", 1) < fast_plan.get("micro_batch", 1)
+                 or slow_plan.get("recompute", "none") != "none" != fast_plan.get("recompute", "none")):
+        text = (f"each of its devices holds micro-batches of only {slow_plan.get('micro_batch', 1)} sequence(s) in "
+                f"{slow.memory.capacity_gb:,.0f} GB")
+        if slow_plan.get("recompute", "none") != "none":
+            text += ", and only with activations recomputed"
+        out.append(text)
+    b = slow.breakdown or {}
+    step = b.get("step_s") or 0.0
+    waits = [(b.get(key, 0.0) / step, label) for key, label in STEP_PARTS[1:] if step > 0]
+    if waits:
+        share, label = max(waits)
+        if share >= 0.1:
+            link = f" over {slow.slowest_link}" if label != "pipeline bubble" and slow.slowest_link else ""
+            out.append(f"{share:.0%} of each of their steps is {label}{link}")
+    return "; ".join(out)
+
+
+def _fits_text(e: Estimate) -> str:
+    m = e.memory
+    if m.fits:
+        return f"yes, {m.per_device_gb:,.1f} of {m.capacity_gb:,.1f} GB per device"
+    text = f"NO: each device needs {m.per_device_gb:,.1f} GB and has {m.capacity_gb:,.1f}"
+    if m.min_devices and m.min_devices > e.devices:
+        return text + f"; at least {m.min_devices:,} devices would hold it"
+    if m.min_devices:
+        return text + " under this plan; sharding the model across these devices would hold it"
+    return text + "; no number of these devices would hold it"
 
 
 def _peak(r: OptionResult, e: Estimate) -> float | None:
@@ -512,6 +569,9 @@ def recommendation(comp: Comparison) -> str:
                 second = min(others, key=lambda r: t(r).likely)
                 text += f" against {duration(t(second).likely)} for {second.name} ({t(second).likely / t(fastest).likely:,.2g}× longer)"
                 text += _overlap_note(t(fastest), t(second), higher=False)
+                why = _why_slower(fastest.estimate, second.estimate)
+                if why:
+                    text += f": {why}"
             parts.append(text + ".")
     costed = [(r, _cost_per_run(r, r.estimate)) for r in ok]
     costed = [(r, c) for r, c in costed if c is not None and c.likely > 0]

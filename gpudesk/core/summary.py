@@ -14,6 +14,40 @@ def rng(r: Range | None, fmt, sep: str = " – ") -> str:
     return f"{fmt(r.likely)}  ({fmt(r.low)}{sep}{fmt(r.high)})"
 
 
+def plan_text(e: Estimate) -> str:
+    """The chosen plan and, for training, how close the next best came."""
+    plan = e.plan or {}
+    if e.kind == "infer":
+        serving = e.serving or {}
+        text = plan.get("label", "")
+        if serving.get("concurrency", 1) > 1:
+            text += f"\n{serving.get('running_batch', 0):,} of {serving.get('concurrency', 1):,} requests run at once"
+        return text
+    text = plan.get("label", "")
+    if e.alternatives:
+        best = e.alternatives[0]
+        text += f"\nnext best: {best['label']} at {best['relative']:.0%}"
+    return text
+
+
+# What the step breakdown's parts are called in a table cell.
+STEP_PARTS = (("compute_s", "compute"), ("pipeline_bubble_s", "pipeline bubble"),
+              ("tensor_parallel_s", "tensor-parallel"), ("context_parallel_s", "context-parallel"),
+              ("expert_parallel_s", "expert all-to-all"), ("pipeline_transfer_s", "pipeline transfers"),
+              ("gradient_exchange_exposed_s", "data-parallel"), ("optimizer_s", "optimizer"),
+              ("overhead_s", "host overhead"))
+
+
+def step_text(e: Estimate) -> str:
+    b = e.breakdown or {}
+    step = b.get("step_s") or 0.0
+    if step <= 0:
+        return "—"
+    parts = [(label, b.get(key, 0.0) / step) for key, label in STEP_PARTS if b.get(key, 0.0) / step >= 0.005]
+    parts.sort(key=lambda p: -p[1])
+    return "\n".join(f"{label} {share:.0%}" for label, share in parts[:4])
+
+
 def format_estimate(scenario, est: Estimate) -> str:
     lines = []
     title = scenario.name or "Scenario"
@@ -30,10 +64,16 @@ def format_estimate(scenario, est: Estimate) -> str:
             lines.append(f"  - {reason}")
         lines.append("")
     lines.append(f"Memory per device  {est.memory.per_device_gb:,.1f} GB of {est.memory.capacity_gb:,.1f} GB"
-                 f"  ({'fits' if est.memory.fits else 'does not fit'}; smallest count that fits: "
-                 f"{est.memory.min_devices if est.memory.min_devices else 'none'})")
+                 f"  ({'fits' if est.memory.fits else 'does not fit'}"
+                 + (f"; at least {est.memory.min_devices:,} devices would hold it" if not est.memory.fits
+                    and est.memory.min_devices else "") + ")")
     if est.memory.strategy:
         lines.append(f"Layout             {est.memory.strategy}")
+    if est.feasible and est.plan:
+        label = "Serving            " if est.kind == "infer" else "Plan               "
+        lines.append(label + plan_text(est).replace("\n", "; "))
+        if est.kind != "infer":
+            lines.append("Each step          " + step_text(est).replace("\n", ", "))
     if est.feasible:
         if est.kind == "infer":
             lines.append(f"Decode, per user   {rng(est.decode_tokens_per_s_per_user, lambda v: f'{v:,.1f} tokens/s')}")

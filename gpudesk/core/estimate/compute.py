@@ -26,6 +26,7 @@ class Peak:
     precision: str
     note: str = ""
     fp8_tflops: float | None = None  # FP8 matrix rate when the workload trains in FP8
+    tensor_note: str = ""  # set when the device has no matrix units for 16-bit math
 
 
 @dataclass(frozen=True)
@@ -63,17 +64,16 @@ def training_peak(device: Device, precision: str) -> Peak | None:
         note = f"{device.name} has no 16-bit figure: its FP32 rate ({peak:g} TFLOPS) is used"
     if not peak:
         return None
-    rate = peak
+    rate, tensor_note = peak, ""
     if not profile.tensor and used in ("fp16", "bf16"):
         # no matrix units: mixed precision accumulates in FP32, at the FP32 vector rate
         rate = peaks.get("fp32") or peak / 2.0
-        note = (note + "; " if note else "") + (
-            f"{device.name} has no tensor cores: 16-bit training accumulates in FP32 at "
-            f"{rate:g} TFLOPS, not its {peak:g} TFLOPS {used.upper()} figure")
+        tensor_note = (f"{device.name} has no tensor cores: 16-bit training accumulates in FP32 at "
+                       f"{rate:g} TFLOPS, not its {peak:g} TFLOPS {used.upper()} figure")
     if used == "fp8":
         base = peaks.get("bf16") or peaks.get("fp16") or peak / 2.0
         return Peak(peak, base, "fp8", note, fp8_tflops=peak)
-    return Peak(peak, rate, used, note)
+    return Peak(peak, rate, used, note, tensor_note=tensor_note)
 
 
 def rates(device: Device, peak: Peak, case_factor: float, precision: str) -> Rates:

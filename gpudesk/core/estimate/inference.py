@@ -138,12 +138,16 @@ def _estimate(inp, s, device, topo, cases: list[Serving], peak, reasons, notes, 
                        _layout_text(lay))
     calibrated = any(n.code == "calibrated" for n in notes)
     spread = 0.0 if calibrated else C.MODEL_ERROR["inference"]
+    # the fastest a decode step can be: its bytes at the datasheet's full memory bandwidth
+    floor_step = (m.weights_gb + m.kv_gb) * 1e9 / ((device.mem_bandwidth_gbs or 1.0) * 1e9)
+    headroom = max(1.0, m.step_s / floor_step) if floor_step > 0 else float("inf")
     est = Estimate(w.kind, True, reasons, _range([c.output_tokens_per_s for c in cases], spread),
                    _range([c.round_s for c in cases], spread), None, memory, Range.exact(0.0), None, None,
                    Cost(None, None, None, None, Range.exact(0.0), None, None), assumptions, topo.devices, notes=notes)
-    est.decode_tokens_per_s_per_user = _range([1.0 / c.tpot_s for c in cases], spread)
-    est.tpot_s = _range([c.tpot_s for c in cases], spread)
-    est.decode_tokens_per_s_aggregate = _range([c.batch * c.layout.replicas / c.step_s for c in cases], spread)
+    est.decode_tokens_per_s_per_user = _capped(_range([1.0 / c.tpot_s for c in cases], spread), headroom)
+    est.tpot_s = _floored(_range([c.tpot_s for c in cases], spread), headroom)
+    est.decode_tokens_per_s_aggregate = _capped(
+        _range([c.batch * c.layout.replicas / c.step_s for c in cases], spread), headroom)
     est.ttft_s = _range([c.ttft_s for c in cases], spread)
     if peak is not None:
         est.prefill_tokens_per_s = _range([max(1, w.prompt_tokens) / c.prefill_s for c in cases], spread)
@@ -162,6 +166,16 @@ def _estimate(inp, s, device, topo, cases: list[Serving], peak, reasons, notes, 
     est.assumptions.extend(_assumptions(w, s, device, m))
     est.notes.extend(_notes(w, m))
     return est
+
+
+def _capped(r: Range, headroom: float) -> Range:
+    """A speed's high end no faster than physics allows (`headroom` × likely)."""
+    return Range(r.low, r.likely, max(r.likely, min(r.high, r.likely * headroom)))
+
+
+def _floored(r: Range, headroom: float) -> Range:
+    """A time's low end no shorter than physics allows (likely / `headroom`)."""
+    return Range(min(r.likely, max(r.low, r.likely / headroom)), r.likely, r.high)
 
 
 def _layout_text(lay: Layout) -> str:

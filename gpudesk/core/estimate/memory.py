@@ -91,11 +91,16 @@ class Plan:
         return ", ".join(parts)
 
     def short(self) -> str:
-        bits = [f"TP{self.tp}"] + ([f"CP{self.cp}"] if self.cp > 1 else []) + [f"PP{self.pp}"] + \
-            ([f"v{self.vpp}"] if self.vpp > 1 else []) + ([f"EP{self.ep}"] if self.ep > 1 else []) + \
-            [f"DP{self.dp}", {"none": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3",
-                              "hsdp": "HSDP"}[self.sharding], f"mb{self.micro_batch}"] + \
-            ([self._recompute_words(True)] if self.recompute != "none" else [])
+        """TP8 · PP16 · v4 · DP128 · ZeRO-1 · mb1 · recompute 25%; parts that are 1 are left out."""
+        bits = ([f"TP{self.tp}"] if self.tp > 1 else []) + ([f"CP{self.cp}"] if self.cp > 1 else []) + \
+            ([f"PP{self.pp}" + (f" v{self.vpp}" if self.vpp > 1 else "")] if self.pp > 1 else []) + \
+            ([f"EP{self.ep}"] if self.ep > 1 else []) + \
+            ([f"DP{self.dp}"] if self.dp > 1 else []) + \
+            ([{"zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3", "hsdp": "HSDP"}[self.sharding]]
+             if self.sharding != "none" else []) + \
+            [f"mb{self.micro_batch}"] + ([self._recompute_words(True)] if self.recompute != "none" else [])
+        if self.devices == 1:
+            bits.insert(0, "one device")
         return " · ".join(bits)
 
     def to_json(self) -> dict:

@@ -33,7 +33,8 @@ from gpudesk.core.estimate.types import Band, Device, Workload
 
 PP_CANDIDATES = tuple(range(1, 17)) + (18, 20, 24, 28, 32, 36, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 256)
 MB_CANDIDATES = (1, 2, 4, 8, 16)
-SHARDINGS = ("zero1", "zero2", "zero3", "hsdp")
+# From most memory to least: the search tries them in this order, and the last is the most frugal.
+SHARDINGS = ("zero1", "zero2", "hsdp", "zero3")
 RECOMPUTES = ("none", "selective", "full")
 
 
@@ -131,7 +132,7 @@ def ep_candidates(w: Workload, s: Shape) -> list[int]:
 # Pipeline depths whose busiest stage holds more than this share above the average are not tried:
 # the imbalance idles every other stage (Llama 3 405B: 126 layers on 16 stages, 8 on the busiest,
 # 1.6% above the mean).
-MAX_STAGE_IMBALANCE = 1.15
+MAX_STAGE_IMBALANCE = 1.10
 
 
 def pp_candidates(w: Workload, s: Shape, limit: int) -> list[int]:
@@ -439,6 +440,17 @@ def _stage_bound(ctx: Context, tp: int, cp: int, pp: int, v: int, dp: int, mb: i
     return m * dp * mb * ctx.w.seq_len / step
 
 
+def _split_bound(ctx: Context, tp: int, cp: int, pp: int, dp: int, recompute: str, cache: dict) -> float:
+    """Tokens per second no plan of this model split can exceed at this data-parallel size or any
+    smaller one, whatever its micro-batch: the best of _stage_bound over every micro-batch size, with
+    no pipeline bubble (it falls as the data-parallel size shrinks, so it rules out all of them)."""
+    best = 0.0
+    for mb in MB_CANDIDATES:
+        m = max(1, int(ctx.global_batch // (dp * mb * ctx.w.seq_len)))
+        best = max(best, _stage_bound(ctx, tp, cp, pp, 10 ** 9, dp, mb, m, recompute, cache))
+    return best
+
+
 def _partial_recompute(memory: MemoryModel, plan: Plan, capacity: float, layers_per_stage: int) -> Plan:
     """The plan recomputing the fewest whole layers per stage that still fits (memory falls linearly
     with the share recomputed), as Megatron-LM's recompute_num_layers does."""
@@ -508,7 +520,7 @@ def search(ctx: Context) -> SearchResult:
                     break  # more sharding only adds traffic once nothing is recomputed
             if not fitted_any and not ctx.w.micro_batch:
                 break  # a larger micro-batch will not fit either
-        if tried and pruned == tried:
+        if tried and pruned == tried and _split_bound(ctx, tp, cp, pp, dp, lightest, cache) < best.floor:
             exhausted.add(split)
     found = best.items
     for r in found:

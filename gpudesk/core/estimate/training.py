@@ -170,6 +170,10 @@ def train(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
                              f"{setup.device.name}, as a synchronous step waits for it.", {}))
     if setup.peak is not None and setup.peak.note:
         notes.append(Finding("peak_fallback", setup.peak.note + ".", {}))
+    if setup.peak is not None and setup.peak.tensor_note:
+        notes.append(Finding("no_tensor_cores", setup.peak.tensor_note + ".",
+                             {"rate_tflops": setup.peak.rate_tflops, "peak_tflops": setup.peak.tflops,
+                              "device": setup.device.name}))
     if reasons:
         return _empty(w, setup.topo.devices, MemoryFit(0.0, round(cap, 3), False, None), reasons, notes, assumptions)
     found = plan_search(setup)
@@ -223,7 +227,9 @@ def _timed(inp: EstimateInput, groups, setup: Setup, found: SearchResult, assump
         tps = given
     elif factor == 1.0:  # not calibrated on the user's own measurements: the engine's known error applies
         known = Range(tps[0], tps[1], tps[2]).at_least(C.MODEL_ERROR["training"])
-        tps = [known.low, known.likely, known.high]
+        # but never past physics: every FLOP at the fastest matrix rate the optimistic case allows
+        ceiling = setup.topo.devices * context(setup, 2).rates.gemm / setup.flops_per_token
+        tps = [known.low, known.likely, max(known.likely, min(known.high, ceiling))]
     est = _empty(w, setup.topo.devices, memory, [], notes, assumptions)
     est.feasible = True
     est.tokens_per_s = Range(tps[0], tps[1], tps[2])

@@ -7,7 +7,6 @@ produced a result travel with it as sentences.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.core.format import co2, duration, energy, flops, power, si, usd
+from gpudesk.core.summary import plan_text, step_text
 
 MIME = "application/x-gpudesk-item"
 
@@ -284,6 +285,7 @@ class EstimatesPanel(QFrame):
         ("speed", "Throughput"),
         ("time", "Time to train"),
         ("memory", "Memory fit"),
+        ("plan", "Plan"),
         ("link", "Slowest link"),
         ("power", "Power (with PUE)"),
         ("energy", "Energy / CO2 per run"),
@@ -373,9 +375,18 @@ class EstimatesPanel(QFrame):
         v["devices"].setText(f"{est.devices:,}  ·  {flops(est.peak_pflops)} dense {est.precision_used.upper()}")
         m = est.memory
         fit = (f"fits: {m.per_device_gb:,.1f} of {m.capacity_gb:,.1f} GB per device" if m.fits else
-               f"<span style='color:#c62828'><b>does not fit</b>: needs {m.per_device_gb:,.1f} of {m.capacity_gb:,.1f} GB"
-               + (f"; ≥ {m.min_devices:,} devices would" if m.min_devices else "") + "</span>")
+               f"<span style='color:#c62828'><b>does not fit</b>: each device needs {m.per_device_gb:,.1f} GB and "
+               f"has {m.capacity_gb:,.1f}"
+               + (f"; at least {m.min_devices:,} devices would hold it" if m.min_devices and m.min_devices > est.devices
+                  else "") + "</span>")
         v["memory"].setText(fit)
+        if est.feasible and est.plan:
+            text = plan_text(est).replace("\n", "<br>")
+            if not infer:
+                text += "<br><span style='color:#5b6475'>" + step_text(est).replace("\n", " · ") + "</span>"
+            v["plan"].setText(text)
+        else:
+            v["plan"].setText("—")
         if not est.feasible:
             reason = str(est.reasons[0]) if est.reasons else "not feasible"
             for key in ("speed", "time", "link", "power", "energy", "year", "running", "rent", "break_even"):
