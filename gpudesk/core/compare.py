@@ -271,7 +271,8 @@ def _why_slower(fast: Estimate, slow: Estimate) -> str:
     full = slow.memory.capacity_gb and slow.memory.per_device_gb > 0.85 * slow.memory.capacity_gb
     if full and (slow_plan.get("micro_batch", 1) < fast_plan.get("micro_batch", 1)
                  or slow_plan.get("recompute", "none") != "none" != fast_plan.get("recompute", "none")):
-        text = (f"each of its devices holds micro-batches of only {slow_plan.get('micro_batch', 1)} sequence(s) in "
+        mb = slow_plan.get("micro_batch", 1)
+        text = (f"on the slower one each device holds micro-batches of only {mb} sequence{'s' if mb > 1 else ''} in "
                 f"{slow.memory.capacity_gb:,.0f} GB")
         if slow_plan.get("recompute", "none") != "none":
             text += ", and only with activations recomputed"

@@ -85,7 +85,7 @@ def format_estimate(scenario, est: Estimate) -> str:
             lines.append(f"MFU                {rng(est.mfu, lambda v: f'{v:.0%}')}")
             if est.time_s is not None:
                 lines.append(f"Time to train      {rng(est.time_s, duration)}")
-            if est.slowest_link:
+            if est.slowest_link and est.comm_share and est.comm_share.likely >= 0.005:
                 lines.append(f"Slowest link       {est.slowest_link} ({est.comm_share.likely:.0%} of each step)")
         lines.append(f"Power (with PUE)   {rng(est.power_w, power) if est.power_w else 'unknown (no power figure)'}")
         if est.energy_kwh is not None:

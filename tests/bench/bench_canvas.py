@@ -117,6 +117,18 @@ def run(app, view, catalogue, layout: str) -> None:
         view.undo_stack.undo()
         view.update_estimate()
         undo.append(time.perf_counter() - start)
+    # what a user's edit does: the UI thread resolves and hands the estimate to a worker; the panel
+    # says "updating" at once, and the estimate arrives when the worker is done
+    blocked, arrived = [], []
+    for k in range(30, 50):
+        start = time.perf_counter()
+        view.set_node(f"m{k}", {"count": 2})
+        view.update_estimate_async()
+        blocked.append(time.perf_counter() - start)
+        while view._estimating:
+            app.processEvents()
+        app.processEvents()
+        arrived.append(time.perf_counter() - start)
 
     canvas = view.canvas
     viewport = canvas.viewport()
@@ -163,6 +175,9 @@ def run(app, view, catalogue, layout: str) -> None:
     print(f"edit-to-panel (count edit + estimate + panel), median of {len(edits)}: {median_ms(edits):.1f} ms "
           f"(max {max(edits) * 1000:.1f})")
     print(f"undo-to-panel, median of {len(undo)}: {median_ms(undo):.1f} ms")
+    print(f"edit with the estimate on the worker thread, median of {len(blocked)}: UI thread busy "
+          f"{median_ms(blocked):.1f} ms (max {max(blocked) * 1000:.1f}), new estimate on the panel after "
+          f"{median_ms(arrived):.1f} ms")
     print("repaint, median ms of 20                        full quality  while moving")
     for name, full, moving in rows:
         moving_text = "" if moving is None else f"{moving:>12.1f}"

@@ -403,7 +403,8 @@ class EstimatesPanel(QFrame):
                 v["time"].setText(f"{duration(est.time_s.likely)}  ({duration(est.time_s.low)} – {duration(est.time_s.high)})"
                                   if est.time_s else "set the workload's tokens")
             share = est.comm_share.likely if est.comm_share else 0.0
-            v["link"].setText(f"{est.slowest_link or '—'}" + (f": {share:.0%} of each step" if est.slowest_link else ""))
+            v["link"].setText(f"{est.slowest_link}: {share:.0%} of each step" if est.slowest_link and share >= 0.005
+                              else "none: communication hides behind computation" if est.slowest_link else "—")
             p = est.power_w
             v["power"].setText(f"{power(p.likely)}  ({power(p.low)} – {power(p.high)})" if p else "unknown: no power figure")
             if est.energy_kwh is not None:

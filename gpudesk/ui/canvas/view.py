@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6.QtCore import QMimeData, QPointF, QRectF, QSize, Qt, QTimer, Signal
@@ -211,10 +213,37 @@ class CanvasView(QGraphicsView):
         event.acceptProposedAction()
 
 
+@dataclass
+class _EstimateJob:
+    """One estimate of the drawn cluster: what the UI thread resolved, for the worker to compute."""
+
+    problems: list = field(default_factory=list)
+    machines: list = field(default_factory=list)
+    option: Option | None = None
+    resolved: object = None
+    error: str = ""
+
+
+def _compute_estimate(job: _EstimateJob):
+    """(estimate, cost curves, error text): pure computation, safe off the UI thread."""
+    if job.resolved is None:
+        return None, {}, job.error
+    from gpudesk.core.compare import OptionResult, cost_curves
+    from gpudesk.core.estimate.engine import estimate
+
+    try:
+        est = estimate(job.resolved.inputs)
+    except ValueError as exc:
+        return None, {}, f"Cannot estimate: {exc}"
+    est.assumptions[:0] = job.resolved.assumptions
+    return est, cost_curves([OptionResult("This cluster", job.option, est, job.resolved.inputs)]), ""
+
+
 class ClusterView(QWidget):
     status_message = Signal(str)
     modified_changed = Signal(bool)
     open_requested = Signal(str, str)
+    _estimate_ready = Signal(object)  # emitted from the estimate worker thread
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -240,7 +269,10 @@ class ClusterView(QWidget):
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setInterval(60)
-        self.timer.timeout.connect(self.update_estimate)
+        self.timer.timeout.connect(self.update_estimate_async)
+        self._generation = 0
+        self._estimating = False
+        self._estimate_ready.connect(self._on_estimate_ready, Qt.ConnectionType.QueuedConnection)
         self.autosave_timer = QTimer(self)
         self.autosave_timer.setInterval(15000)
         self.autosave_timer.timeout.connect(self.autosave)
@@ -455,50 +487,85 @@ class ClusterView(QWidget):
         return parse_scenario(doc, "the cluster canvas")
 
     def update_estimate(self) -> None:
-        """Estimate the drawn cluster; problems are shown on the canvas."""
-        if self.catalogue is None:
+        """Estimate the drawn cluster now, on this thread; problems are shown on the canvas."""
+        start = time.perf_counter()
+        job = self._prepare_estimate()
+        self._apply_estimate(job, _compute_estimate(job), start)
+
+    def update_estimate_async(self) -> None:
+        """What an edit triggers: the problems and the panel follow at once; the estimate itself runs
+        on a worker thread (a new plan search on thousands of GPUs takes tens of milliseconds), and
+        an edit made meanwhile supersedes it."""
+        start = time.perf_counter()
+        job = self._prepare_estimate()
+        if job.resolved is None:
+            self._apply_estimate(job, (None, {}, job.error), start)
             return
+        self._generation += 1
+        generation = self._generation
+        self.panel.status.setText("Updating the estimate…")
+        self._estimating = True
+
+        def work() -> None:
+            result = _compute_estimate(job)
+            try:
+                self._estimate_ready.emit((generation, job, result, start))
+            except RuntimeError:  # the view was closed while this ran
+                pass
+
+        threading.Thread(target=work, name="gpudesk-canvas-estimate", daemon=True).start()
+
+    def _on_estimate_ready(self, payload) -> None:
+        generation, job, result, start = payload
+        self._estimating = False
+        if generation == self._generation:
+            self._apply_estimate(job, result, start)
+
+    def _prepare_estimate(self) -> _EstimateJob:
+        """What must run on the UI thread: the graph's problems and the scenario resolved against
+        the catalogue."""
+        job = _EstimateJob()
+        if self.catalogue is None:
+            return job
         from gpudesk.core.benchmarks.calibration import active_calibrations
-        from gpudesk.core.compare import OptionResult, cost_curves
-        from gpudesk.core.estimate.engine import estimate
         from gpudesk.core.resolve import ResolveError, resolve_option
         from gpudesk.core.settings import load_settings
 
-        start = time.perf_counter()
-        problems = self.analysis.problems()
-        messages: dict[str, list[str]] = {}
-        for p in problems:
-            messages.setdefault(p.target, []).append(p.message)
-        est = None
-        machines = [n for n in self.graph.nodes.values() if n.kind != "switch"]
-        if machines:
+        job.problems = self.analysis.problems()
+        job.machines = [n for n in self.graph.nodes.values() if n.kind != "switch"]
+        if job.machines:
             try:
                 scenario = self.current_scenario(with_canvas=False)
-                option = Option(scenario.name or "cluster", scenario.cluster)
+                job.option = Option(scenario.name or "cluster", scenario.cluster)
                 settings = load_settings()
-                resolved = resolve_option(scenario, option, self.catalogue, "cluster", settings,
-                                          active_calibrations(self.catalogue, settings))
-                est = estimate(resolved.inputs)
-                est.assumptions[:0] = resolved.assumptions
-                curves = cost_curves([OptionResult("This cluster", option, est, resolved.inputs)])
+                job.resolved = resolve_option(scenario, job.option, self.catalogue, "cluster", settings,
+                                              active_calibrations(self.catalogue, settings))
             except (ScenarioError, ResolveError, ValueError) as exc:
-                self.panel.status.setText(f"Cannot estimate: {exc}")
-                curves = {}
-            if est is not None and not est.memory.fits:
-                reason = str(est.reasons[0]) if est.reasons else "the workload does not fit"
-                for node in machines:
-                    messages.setdefault(node.id, []).append(reason)
-        else:
-            curves = {}
+                job.error = f"Cannot estimate: {exc}"
+        return job
+
+    def _apply_estimate(self, job: _EstimateJob, result, start: float) -> None:
+        if self.catalogue is None:
+            return
+        est, curves, error = result
+        messages: dict[str, list[str]] = {}
+        for p in job.problems:
+            messages.setdefault(p.target, []).append(p.message)
+        if est is not None and not est.memory.fits:
+            reason = str(est.reasons[0]) if est.reasons else "the workload does not fit"
+            for node in job.machines:
+                messages.setdefault(node.id, []).append(reason)
         self.estimate = est
-        self.problems = problems
+        self.problems = job.problems
         self.scene.set_problems({k: "\n".join(v) for k, v in messages.items()})
         self.last_update_ms = (time.perf_counter() - start) * 1000
         self.panel.show_estimate(est, self.last_update_ms)
-        if est is None and not machines:
+        if error:
+            self.panel.status.setText(error)
+        if est is None and not job.machines:
             self.panel.status.setText("Add a machine from the palette to see estimates.")
-        if problems:
-            self.panel.status.setText(self.panel.status.text() + f"  {len(problems)} problem(s) marked on the canvas.")
+        if job.problems:
+            self.panel.status.setText(self.panel.status.text() + f"  {len(job.problems)} problem(s) marked on the canvas.")
         self.panel.show_cost_curve(curves)
 
     def _workload_chosen(self, preset_id: str) -> None:
