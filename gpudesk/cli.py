@@ -151,7 +151,10 @@ def _catalogue(args) -> int:
             continue
         line = f"  {spec.header():<{width}}  {_cell(value, spec.name)}"
         src = data.get("sources", {}).get(spec.name)
-        if src and spec.figure:
+        if src and spec.figure and src.get("derived"):
+            titles = "; ".join(dict.fromkeys(i["title"] for i in src["derived"]["input_sources"]))
+            line += f"   [{src['derived']['formula']}; inputs from {titles}]"
+        elif src and spec.figure:
             line += f"   [{src['title']}, {src['date']}]"
         print(line)
     urls = {s["url"] for s in data.get("sources", {}).values() if s and s.get("url")}

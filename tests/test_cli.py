@@ -76,3 +76,15 @@ def test_show_unknown_id_fails_with_a_message(catalogue, capsys):
 def test_python_dash_m_entry_point(gpudesk_home):
     result = subprocess.run([sys.executable, "-m", "gpudesk", "--version"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and __version__ in result.stdout
+
+
+def test_catalogue_show_marks_derived_figures(catalogue, capsys):
+    code, out, _ = run_cli(capsys, "catalogue", "show", "rtx-4090-laptop")
+    assert code == 0
+    fp16 = next(line for line in out.splitlines() if line.strip().startswith("FP16"))
+    assert "79.38" in fp16 and "derived: sms 76" in fp16 and "inputs from" in fp16
+    code, out, _ = run_cli(capsys, "catalogue", "show", "rtx-4090-laptop", "--json")
+    src = json.loads(out)["sources"]["fp16_tflops"]
+    assert src["kind"] == "derived" and src["derived"]["inputs"] == {
+        "sms": 76, "fp16_fp32acc_flop_per_sm_clk": 512, "boost_clock_mhz": 2040}
+    assert all(i["url"].startswith("https://") for i in src["derived"]["input_sources"])

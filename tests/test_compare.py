@@ -135,6 +135,10 @@ def test_the_laptop_trains_a_561m_model_several_times_slower_and_the_reader_is_t
     text = comp.recommendation
     assert "× longer" in text and "dense peak is 3.9× as high" in text
     assert "micro-batches of only" in text and "16 GB" not in text  # usable memory, not the label
+    # the laptop's peak is derived: the sources say how, and cite each input's document
+    cited = [f for src in comp.sources for f in src["figures"] if "RTX 4090 Laptop" in f and "bf16_tflops" in f]
+    assert cited and all("derived (sms 76" in f for f in cited)
+    assert any("Ada GPU Architecture" in src["title"] for src in comp.sources)
 
 
 def test_plan_and_step_rows_explain_without_stars(catalogue):

@@ -396,8 +396,18 @@ def _sources(results: list[OptionResult], catalogue) -> list[dict]:
             src = catalogue.figure_source(kind, record, name)
             if not src:
                 continue
+            label = f"{record.get('name') or record.get('instance_type') or record['id']}: {name}"
+            if src.get("derived"):
+                # a derived figure cites the source of each input, and says how it was derived
+                d = src["derived"]
+                for inp in d["input_sources"]:
+                    entry = used.setdefault(inp["id"], {"id": inp["id"], "title": inp["title"], "url": inp["url"],
+                                                        "publisher": inp["publisher"], "date": inp.get("date", ""),
+                                                        "figures": []})
+                    entry["figures"].append(f"{label}, derived ({d['formula'][len('derived: '):]}), input {inp['input']}")
+                continue
             entry = used.setdefault(src["id"], {**src, "figures": []})
-            entry["figures"].append(f"{record.get('name') or record.get('instance_type') or record['id']}: {name}")
+            entry["figures"].append(label)
 
     precision_field = {"fp32": "fp32_tflops", "tf32": "tf32_tflops", "fp16": "fp16_tflops", "bf16": "bf16_tflops",
                        "fp8": "fp8_tflops", "int8": "int8_tops", "fp4": "fp4_tflops"}

@@ -69,6 +69,14 @@ def test_detail_shows_each_figure_with_its_source_link_and_date(view):
     assert "989.4" in html and "2023" in html
 
 
+def test_a_derived_figure_shows_its_formula_and_the_sources_of_its_inputs(view):
+    assert view.select_id("rtx-4090-laptop")
+    html = view.detail.toHtml()
+    # NVIDIA prints no TFLOPS for the laptop part: 76 SMs x 512 FLOP per clock x 2,040 MHz
+    assert "79.38" in html and "derived: sms 76" in html and "boost clock mhz 2,040" in html
+    assert "Ada GPU Architecture" in html  # the whitepaper behind the FLOP per clock, in the numbered sources
+
+
 def test_kinds_switch_tables(view):
     order = ["accelerators", "systems", "models", "cloud", "prices", "regions", "interconnects", "sources"]
     assert [view.tabs.tabText(i).split(" (")[0] for i in range(view.tabs.count())] == [KIND_LABELS[k] for k in order]

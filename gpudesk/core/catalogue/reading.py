@@ -132,7 +132,8 @@ class CatalogueReader:
             src = self.sources().get(src_id, {"title": src_id, "url": ""})
             inputs.append({"input": input_name, "value": info["inputs"].get(input_name), "id": src_id,
                            "title": src.get("title") or src_id, "url": src.get("url") or "",
-                           "publisher": src.get("publisher") or ""})
+                           "publisher": src.get("publisher") or "",
+                           "date": str(src.get("published") or src.get("accessed") or "")})
         first = inputs[0] if inputs else {"id": "", "title": "", "url": "", "publisher": ""}
         return {
             "id": first["id"], "title": first["title"], "publisher": first["publisher"], "url": first["url"],

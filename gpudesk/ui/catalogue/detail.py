@@ -23,7 +23,8 @@ CSS = """
  table.f td { padding: 3px 6px 3px 0; vertical-align: top; border-bottom: 1px solid #eef0f3; }
  td.l { color: #5b6475; white-space: nowrap; }
  td.v { font-weight: 600; white-space: nowrap; }
- td.s { color: #5b6475; font-size: 8.5pt; }
+ td.s { color: #5b6475; font-size: 8.5pt; white-space: nowrap; }
+ .derived { color: #5b6475; font-weight: normal; font-size: 8.5pt; white-space: normal; }
  .notes { color: #3b4352; margin-top: 10px; }
  h3 { font-size: 10.5pt; margin: 14px 0 4px 0; }
  ol { margin-top: 2px; padding-left: 18px; }
@@ -63,7 +64,19 @@ def detail_html(catalogue, kind: str, record: dict | None) -> str:
         src_cell = ""
         if spec.figure:
             src = catalogue.figure_source(kind, record, spec.name)
-            if src:
+            if src and src.get("derived"):
+                # a derived figure: its formula, and a number for each input's source
+                d = src["derived"]
+                refs = []
+                for inp in d["input_sources"]:
+                    if inp["id"] not in numbered:
+                        numbered[inp["id"]] = len(numbered) + 1
+                        sources.append(inp)
+                    refs.append(numbered[inp["id"]])
+                marks = "".join(f"[{n}]" for n in sorted(set(refs)))
+                text += f"<div class='derived'>{escape(d['formula'])}</div>"
+                src_cell = f"derived<br>{marks}"
+            elif src:
                 if src["id"] not in numbered:
                     numbered[src["id"]] = len(numbered) + 1
                     sources.append(src)

@@ -325,6 +325,9 @@ class CatalogueView(QWidget):
             if row.get(name) is None or self.catalogue is None:
                 return None
             src = self.catalogue.figure_source(self.kind, row, name)
+            if src and src.get("derived"):
+                titles = "; ".join(dict.fromkeys(i["title"] for i in src["derived"]["input_sources"]))
+                return f"{src['derived']['formula']}\ninputs from: {titles}"
             return f"{src['title']} ({src['date'] or 'undated'})" if src else None
         return tip
 
