@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     est.add_argument("--json", action="store_true", help="print JSON")
     est.add_argument("--no-calibration", action="store_true",
                      help="ignore your imported measurements (default: the Preferences' calibration switch)")
+    _replay_arguments(est)
 
     cmp_ = sub.add_parser("compare", help="compare the configurations of a scenario file")
     cmp_.add_argument("scenario", help="a gpudesk scenario (.json) with a 'compare' list")
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--page-size", choices=("A4", "Letter"), default=None)
     cmp_.add_argument("--no-calibration", action="store_true",
                       help="ignore your imported measurements (default: the Preferences' calibration switch)")
+    _replay_arguments(cmp_)
 
     imp = sub.add_parser("import", help="import benchmark result files")
     imp.add_argument("files", nargs="+", metavar="FILE")
@@ -190,12 +192,31 @@ def _calibrations(args, catalogue) -> tuple:
     return active_calibrations(catalogue)
 
 
+def _replay_arguments(parser) -> None:
+    parser.add_argument("--as-of", metavar="YYYY-MM-DD",
+                        help="replay with the prices known on this date (quotes, list, street and cloud prices)")
+    parser.add_argument("--no-embodied", action="store_true",
+                        help="leave out the embodied (manufacturing) CO2 of owned hardware")
+
+
 def _scenario_and_catalogue(args):
     """The scenario file named on the command line and the catalogue, or a CliError naming the problem."""
-    from gpudesk.core.scenario import ScenarioError, load_scenario
+    from dataclasses import replace
+
+    from gpudesk.core.scenario import ScenarioError, load_scenario, parse_scenario
 
     try:
         scenario = load_scenario(args.scenario)
+        finance = dict(scenario.finance)
+        if getattr(args, "as_of", None):
+            finance["as_of"] = args.as_of
+        if getattr(args, "no_embodied", False):
+            finance["embodied"] = False
+        if finance != scenario.finance:
+            # the command line's choices go through the scenario's own checks (a bad date names --as-of)
+            parse_scenario({"gpudesk_scenario": 1, "name": "--as-of / --no-embodied", "workload": {"kind": "train", "params": 1e9},
+                            "cluster": [{"item": "x"}], "finance": finance}, "the command line")
+            scenario = replace(scenario, finance=finance)
     except ScenarioError as exc:
         raise CliError(str(exc)) from exc
     return scenario, _open(args)

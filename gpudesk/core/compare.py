@@ -226,6 +226,9 @@ def _rows(results: list[OptionResult]) -> list[Row]:
         per(lambda r, e: _cell_range(e.energy_kwh if ok(e) else None, _sig3)))
     add("co2", "Estimates", f"CO2 per {run}", "kg CO2e", LOWER,
         per(lambda r, e: _cell_range(e.co2_kg if ok(e) else None, _sig3)))
+    if any(r.inputs is not None and r.inputs.finance.embodied for r in results):
+        add("embodied", "Estimates", f"Embodied CO2 per {run} (making the hardware)", "kg CO2e", LOWER,
+            per(lambda r, e: _embodied_cell(r, e)))
 
     add("cost_run", "Cost", f"Cost per {run}", "$", LOWER, per(_cost_cell))
     add("capex", "Cost", "Purchase (capex)", "$", LOWER, per(lambda r, e: _capex_cell(r, e)))
@@ -332,6 +335,16 @@ def _cost_cell(r: OptionResult, e: Estimate) -> Cell:
     if cost is None and e.feasible and e.cost.electricity_usd_per_run.likely:
         return Cell(text=f"no price (electricity {usd(e.cost.electricity_usd_per_run.likely)})")
     return _cell_range(cost, usd)
+
+
+def _embodied_cell(r: OptionResult, e: Estimate) -> Cell:
+    if not r.inputs.finance.embodied:
+        return Cell(text="not counted")
+    if all(g.cloud is not None for g in r.inputs.groups):
+        return Cell(text="rented: the provider's")
+    if e.embodied_kg_per_run is None:
+        return Cell(text="no figure" if e.feasible else "—")
+    return _cell_range(e.embodied_kg_per_run, _sig3)
 
 
 def _capex_cell(r: OptionResult, e: Estimate) -> Cell:

@@ -138,7 +138,55 @@ def _default_intra(acc: dict, system: dict | None, catalogue=None) -> str | None
     return acc.get("intra_link") or None
 
 
-def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str], notes: list[str]) -> NodeGroup | None:
+PRICING_HISTORY = {"on_demand": "on_demand", "spot": "spot", "reserved": "reserved_1y"}
+
+
+def _cloud_rate(catalogue, row: dict, entry: ClusterEntry, pricing: str, as_of: str | None,
+                notes: list[str]) -> float | None:
+    """The hourly price to use: the scenario's, else as of the replay date from the price history."""
+    if entry.usd_per_hour is not None or not as_of:
+        return entry.usd_per_hour
+    found = catalogue.cloud_price(row["id"], PRICING_HISTORY.get(pricing, "on_demand"), as_of)
+    if found is None and pricing != "on_demand":
+        found = catalogue.cloud_price(row["id"], "on_demand", as_of)
+    if found is None:
+        notes.append(f"{row.get('instance_type', row['id'])}: no price known on {as_of}; today's catalogue price is used.")
+        return None
+    if found.get("date") != row.get("date") or found["usd_per_hour"] != row.get("usd_per_hour"):
+        notes.append(f"{row.get('instance_type', row['id'])}: ${found['usd_per_hour']:,.2f}/h as of {as_of} "
+                     f"(price of {found.get('date') or 'undated'}).")
+    return float(found["usd_per_hour"])
+
+
+def _embodied(catalogue, acc: dict, system: dict | None, per_node: int) -> tuple[float | None, str]:
+    """Embodied CO2e of one node and what it covers: the system's own figure, else the GPU baseboard
+    figure of a system with the same accelerators (the rest of the server then is not counted),
+    else the accelerators' own figure times their count."""
+    def text(row: dict, what: str) -> str:
+        boundary = row.get("boundary", "").replace("_", " ")
+        return f"{what}: {row['kg_co2e']:,.0f} kg, {boundary}, {row.get('date') or 'undated'}"
+
+    if system is not None:
+        row = catalogue.embodied(system["id"])
+        if row is not None:
+            covers = "GPU baseboard only" if row.get("scope") == "baseboard" else "the whole system"
+            return float(row["kg_co2e"]), text(row, f"{system['name']} ({covers})")
+        for other in catalogue.items("systems"):
+            if other["id"] == system["id"] or other.get("accelerator") != system.get("accelerator") \
+                    or other.get("accelerator_count") != system.get("accelerator_count"):
+                continue
+            row = catalogue.embodied(other["id"])
+            if row is not None and row.get("scope") == "baseboard":
+                return float(row["kg_co2e"]), text(row, f"{other['name']} baseboard's figure for {system['name']} "
+                                                        "(GPUs and board only; CPUs, memory, chassis not counted)")
+    row = catalogue.embodied(acc["id"])
+    if row is not None and row.get("scope") == "device":
+        return float(row["kg_co2e"]) * per_node, text(row, f"{per_node} × {acc['name']} (the accelerators only)")
+    return None, ""
+
+
+def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str], notes: list[str],
+                  as_of: str | None = None, pricing: str = "on_demand") -> NodeGroup | None:
     if entry.cloud:
         row = catalogue.get("cloud", entry.cloud)
         if row is None:
@@ -158,8 +206,8 @@ def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str
         return NodeGroup(device=device_from_row(acc, entry.overrides), per_node=offer.devices_per_instance,
                          nodes=entry.instances, intra=intra, inter=inter, nic_count=entry.nic_count or 1,
                          label=entry.label or f"{offer.provider} {offer.instance_type}", cloud=offer,
-                         usd_per_hour_override=entry.usd_per_hour, node_overhead_w=entry.node_overhead_w,
-                         system_power_w=entry.system_power_w)
+                         usd_per_hour_override=_cloud_rate(catalogue, row, entry, pricing, as_of, notes),
+                         node_overhead_w=entry.node_overhead_w, system_power_w=entry.system_power_w)
     acc, system = _device_row(catalogue, entry.item, where, problems)
     if acc is None:
         if system is not None:
@@ -177,7 +225,9 @@ def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str
     nic_count = entry.nic_count if entry.nic_count is not None else ((system.get("nic_count") or 1) if system else 1)
     capex = entry.capex_usd_per_node
     if capex is None:
-        price = catalogue.latest_price(system["id"] if system else acc["id"])
+        price = catalogue.latest_price(system["id"] if system else acc["id"], as_of=as_of)
+        if price is None and as_of and catalogue.latest_price(system["id"] if system else acc["id"]) is not None:
+            notes.append(f"{entry.label or (system or acc)['name']}: no price known on {as_of}.")
         if price is not None:
             capex = price["usd"] * (1 if system else per_node)
             if not system:
@@ -185,9 +235,11 @@ def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str
                              f"each, {price.get('date') or 'undated'}); hosts are not included.")
     system_power = entry.system_power_w or (system.get("system_power_w") if system else None)
     label = entry.label or (system["name"] if system else f"{per_node} × {acc['name']}")
+    embodied, basis = _embodied(catalogue, acc, system, per_node)
     return NodeGroup(device=device_from_row(acc, entry.overrides), per_node=per_node, nodes=entry.nodes, intra=intra,
                      inter=inter, nic_count=max(1, nic_count), label=label, system_power_w=system_power,
-                     node_overhead_w=entry.node_overhead_w, capex_usd_per_node=capex)
+                     node_overhead_w=entry.node_overhead_w, capex_usd_per_node=capex,
+                     embodied_kg_per_node=embodied, embodied_basis=basis)
 
 
 def resolve_site(spec: dict, catalogue, problems: list[str], notes: list[str], settings=None) -> Site:
@@ -233,13 +285,14 @@ def resolve_finance(spec: dict, catalogue, where: str, problems: list[str], note
                     notes.append(f"Renting instead: {instances:,} × {row.get('instance_type', spec['rent'])}, as many "
                                  "accelerators as the cluster (set finance.rent_instances to change).")
             rent = resolve_entry(ClusterEntry(cloud=spec["rent"], instances=instances), catalogue,
-                                 f"{where}.rent", problems, notes)
+                                 f"{where}.rent", problems, notes, spec.get("as_of"), spec.get("pricing", "on_demand"))
     return Finance(
         rent=rent,
         lifetime_years=float(spec.get("lifetime_years", settings.lifetime_years if settings else 4.0)),
         utilization=float(spec.get("utilization", settings.utilization if settings else 0.6)),
         maintenance_fraction_per_year=float(spec.get("maintenance_fraction_per_year", 0.0)),
         pricing=spec.get("pricing", "on_demand"),
+        embodied=bool(spec.get("embodied", True)),
     )
 
 
@@ -249,8 +302,12 @@ def resolve_option(scenario: Scenario, option: Option, catalogue, where: str = "
     notes: list[str] = []
     workload = resolve_workload(scenario.workload, catalogue, problems)
     groups = []
+    money = {**scenario.finance, **option.finance}
+    as_of = money.get("as_of")
+    if as_of:
+        notes.append(f"Prices as of {as_of}: the newest quote, list, street and cloud price known on that date.")
     for i, entry in enumerate(option.cluster):
-        group = resolve_entry(entry, catalogue, f"{where}[{i}]", problems, notes)
+        group = resolve_entry(entry, catalogue, f"{where}[{i}]", problems, notes, as_of, money.get("pricing", "on_demand"))
         if group is not None:
             groups.append(group)
     if not option.cluster:

@@ -12,6 +12,7 @@ import difflib
 import json
 import math
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,11 @@ FINANCE = {
     "utilization": F("number", minimum=0, exclusive_min=True, maximum=1),
     "maintenance_fraction_per_year": F("number", minimum=0, maximum=1),
     "pricing": F("choice", choices=PRICING),
+    # replay with the prices known on this date (YYYY-MM-DD): quotes, list and street prices, and
+    # cloud prices from the price history
+    "as_of": F("date"),
+    # count the embodied (manufacturing) CO2 of owned hardware, spread over its lifetime
+    "embodied": F("bool"),
 }
 REPORT = {"question": F("str"), "author": F("str"), "organisation": F("str")}
 OPTION = {"name": F("str", required=True), "cluster": F("list", required=True), "finance": F("object"),
@@ -188,6 +194,14 @@ def _check(obj: Any, schema: dict[str, F], path: str, problems: list[str]) -> di
 _BAD = object()
 
 
+def _is_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return len(text) == 10
+
+
 def _value(value: Any, spec: F, where: str, problems: list[str]):
     if value is None:
         if spec.required or not spec.nullable:
@@ -218,6 +232,11 @@ def _value(value: Any, spec: F, where: str, problems: list[str]):
     if t == "bool":
         if not isinstance(value, bool):
             problems.append(f"{where}: must be true or false, not {json.dumps(value)[:40]}")
+            return _BAD
+        return value
+    if t == "date":
+        if not isinstance(value, str) or not _is_date(value):
+            problems.append(f"{where}: must be a date written YYYY-MM-DD, not {json.dumps(value)[:40]}")
             return _BAD
         return value
     if t in ("str", "choice"):

@@ -91,8 +91,12 @@ def format_estimate(scenario, est: Estimate) -> str:
         if est.energy_kwh is not None:
             lines.append(f"Energy per run     {rng(est.energy_kwh, energy)}")
             lines.append(f"CO2 per run        {rng(est.co2_kg, co2)}")
+        if est.embodied_kg_per_run is not None:
+            lines.append(f"Embodied CO2 / run {rng(est.embodied_kg_per_run, co2)}  (making the hardware, spread over "
+                         f"its lifetime)")
         if est.energy_kwh_per_year:
-            lines.append(f"Per year           {energy(est.energy_kwh_per_year)}, {co2(est.co2_kg_per_year)}")
+            lines.append(f"Per year           {energy(est.energy_kwh_per_year)}, {co2(est.co2_kg_per_year)}"
+                         + (f" + {co2(est.embodied_kg_per_year)} embodied" if est.embodied_kg_per_year else ""))
         c = est.cost
         if c.cloud_usd_per_run is not None:
             lines.append(f"Cloud cost / run   {rng(c.cloud_usd_per_run, usd)}  ({c.rent_label})")

@@ -3,6 +3,8 @@ export, save and open."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from gpudesk.core.resolve import estimate_option
@@ -79,6 +81,12 @@ def test_export_pdf_csv_and_copy(view, tmp_path):
 
 
 def test_save_and_open_round_trip(view, tmp_path, qtbot, catalogue):
+    # a figure the user overrides (here the Spark's BF16 peak) must survive the editor
+    doc = json.loads((EXAMPLES / "nanochat-8xh100-rented-vs-dgx-spark.json").read_text())
+    doc["compare"][1]["cluster"][0]["overrides"] = {"bf16_tflops": 125}
+    start = tmp_path / "start.json"
+    start.write_text(json.dumps(doc))
+    assert view.load_path(start)
     path = tmp_path / "mine.json"
     assert view._write(path)
     assert not view.is_modified()
@@ -88,7 +96,6 @@ def test_save_and_open_round_trip(view, tmp_path, qtbot, catalogue):
     assert again.load_path(path)
     assert again.comparison.names == view.comparison.names
     assert again.comparison.row("time").cells[1].value == pytest.approx(view.comparison.row("time").cells[1].value)
-    # the DGX Spark's BF16 override survives the editor
     assert load_scenario(path).compare[1].cluster[0].overrides["bf16_tflops"] == 125
 
 
@@ -101,3 +108,20 @@ def test_charts_show_every_option(view):
     assert len(charts.value_points.data) == 2
     assert any(c.isVisible() for c in charts.cost_curves)
     assert len(charts.crossings.data) == 1
+
+
+def test_prices_as_of_a_past_date_and_the_embodied_switch(view, qtbot):
+    from PySide6.QtCore import QDate
+
+    capex = view.comparison.row("capex")
+    assert capex.cells[1].text.startswith("$")  # today: the DGX Spark has a price
+    view.as_of.setDate(QDate(2024, 1, 15))
+    view.as_of_on.setChecked(True)
+    assert view.scenario().finance["as_of"] == "2024-01-15"
+    qtbot.waitUntil(lambda: view.comparison.row("capex").cells[1].text == "no price", timeout=3000)
+    assert view.comparison.row("embodied") is not None
+    view.embodied.setChecked(False)
+    assert view.scenario().finance["embodied"] is False
+    qtbot.waitUntil(lambda: view.comparison.row("embodied") is None, timeout=3000)
+    view.as_of_on.setChecked(False)
+    assert "as_of" not in view.scenario().finance

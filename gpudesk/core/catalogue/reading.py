@@ -156,14 +156,49 @@ class CatalogueReader:
             }
         return out
 
-    def latest_price(self, item_id: str, kinds: tuple[str, ...] = ("quote", "list", "msrp", "street")) -> dict | None:
-        """The price to use for an item: the newest user quote, else the newest list/MSRP, else street."""
-        prices = [p for p in self.items("prices") if p["item"] == item_id and p["kind"] in kinds]
+    def latest_price(self, item_id: str, kinds: tuple[str, ...] = ("quote", "list", "msrp", "street"),
+                     as_of: str | None = None) -> dict | None:
+        """The price to use for an item: the newest user quote, else the newest list/MSRP, else street;
+        with `as_of` (YYYY-MM-DD), only what was known on that date."""
+        prices = [p for p in self.items("prices") if p["item"] == item_id and p["kind"] in kinds
+                  and known_by(p.get("date"), as_of)]
         if not prices:
             return None
         rank = {k: i for i, k in enumerate(kinds)}
         prices.sort(key=lambda p: (rank.get(p["kind"], 99), neg_date(p.get("date") or "")))
         return prices[0]
+
+
+    def cloud_price(self, offering_id: str, pricing: str = "on_demand", as_of: str | None = None) -> dict | None:
+        """The newest price of a cloud offering for a pricing model (on_demand, spot, reserved_1y,
+        reserved_3y) known on `as_of`: the price history, and the offering's own dated price."""
+        rows = [r for r in self.items("cloud_prices") if r["offering"] == offering_id and r["pricing"] == pricing
+                and known_by(r.get("date"), as_of)]
+        offer = self.get("cloud", offering_id)
+        column = {"on_demand": "usd_per_hour", "spot": "usd_per_hour_spot"}.get(pricing)
+        if offer is not None and column and offer.get(column) is not None and known_by(offer.get("date"), as_of):
+            rows.append({"id": offering_id, "offering": offering_id, "pricing": pricing,
+                         "usd_per_hour": offer[column], "date": offer.get("date"), "source": offer.get("source")})
+        if not rows:
+            return None
+        rows.sort(key=lambda r: neg_date(str(r.get("date") or "")))
+        return rows[0]
+
+    def embodied(self, item_id: str) -> dict | None:
+        """The newest embodied-carbon figure of an accelerator or system."""
+        rows = [r for r in self.items("embodied") if r["item"] == item_id]
+        rows.sort(key=lambda r: neg_date(str(r.get("date") or "")))
+        return rows[0] if rows else None
+
+
+def known_by(when, as_of: str | None) -> bool:
+    """Whether a figure dated `when` (YYYY, YYYY-MM or YYYY-MM-DD) was known on `as_of`; undated
+    figures count as known only without a date to replay."""
+    if not as_of:
+        return True
+    if not when:
+        return False
+    return str(when)[:10] <= as_of
 
 
 def neg_date(text: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpudesk.core.estimate.cost import break_even, cost
+from gpudesk.core.estimate.embodied import apply_embodied
 from gpudesk.core.estimate.inference import infer
 from gpudesk.core.estimate.power import apply_power
 from gpudesk.core.estimate.training import train
@@ -38,7 +39,7 @@ def merge_groups(groups) -> tuple[NodeGroup, ...]:
             dkey = (d.id, tuple(sorted(d.peak_tflops.items())), d.memory_gb, d.mem_bandwidth_gbs, d.tdp_w, d.idle_w)
             device_keys[id(d)] = dkey
         key = (dkey, g.per_node, g.intra, g.inter, g.nic_count, g.system_power_w, g.node_overhead_w,
-               g.capex_usd_per_node, g.cloud, g.usd_per_hour_override)
+               g.capex_usd_per_node, g.cloud, g.usd_per_hour_override, g.embodied_kg_per_node, g.embodied_basis)
         entry = merged.get(key)
         if entry is None:
             merged[key] = [g, g.nodes]
@@ -56,6 +57,7 @@ def estimate(inp: EstimateInput) -> Estimate:
             raise EstimateError(f"{g.label or g.device.name}: counts must be at least 1")
     result = infer(inp, groups) if inp.workload.kind == "infer" else train(inp, groups)
     apply_power(inp, groups, result)
+    apply_embodied(inp, groups, result)
     result.cost = cost(inp, groups, result, estimate)
     result.workload = inp.workload
     return result

@@ -137,6 +137,8 @@ class NodeGroup:
     capex_usd_per_node: float | None = None  # purchase price of one node (devices and host)
     cloud: CloudOffer | None = None  # rented instead of owned
     usd_per_hour_override: float | None = None
+    embodied_kg_per_node: float | None = None  # manufacturing CO2e of one node, as far as it is known
+    embodied_basis: str = ""  # what that figure covers and where it comes from
 
     @property
     def devices(self) -> int:
@@ -218,6 +220,7 @@ class Finance:
     utilization: float = 0.6  # share of the year the owned hardware runs this workload
     maintenance_fraction_per_year: float = 0.0
     pricing: str = "on_demand"  # on_demand | spot | reserved
+    embodied: bool = True  # spread the owned hardware's embodied CO2 over its lifetime
 
 
 @dataclass(frozen=True)
@@ -319,6 +322,9 @@ class Estimate:
     # decoding alone, all running sequences together (what llama-batched-bench's S_TG and a server's
     # "generation throughput" print): running batch × replicas / decode step, prompts left out
     decode_tokens_per_s_aggregate: Range | None = None
+    # manufacturing CO2e of the owned hardware, spread over its lifetime and use (None: unknown or off)
+    embodied_kg_per_run: Range | None = None
+    embodied_kg_per_year: float | None = None
     decode_tokens_per_s_per_user: Range | None = None
     energy_kwh_per_year: float | None = None
     co2_kg_per_year: float | None = None
@@ -363,6 +369,8 @@ class Estimate:
             "co2_kg": r(self.co2_kg),
             "energy_kwh_per_year": self.energy_kwh_per_year,
             "co2_kg_per_year": self.co2_kg_per_year,
+            "embodied_kg_per_run": r(self.embodied_kg_per_run),
+            "embodied_kg_per_year": self.embodied_kg_per_year,
             "cost": self.cost.to_json(),
             "comm_share": r(self.comm_share),
             "slowest_link": self.slowest_link,

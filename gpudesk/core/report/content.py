@@ -84,6 +84,7 @@ class Report:
     subtitle: str
     date: str
     catalogue_version: str
+    prices_as_of: str = ""  # the date whose prices the comparison uses (the report's date when empty)
     author: str = ""
     organisation: str = ""
     recommendation: str = ""
@@ -93,7 +94,7 @@ class Report:
 
     def text(self) -> str:
         """All the report's words in reading order (what a PDF text extraction should find)."""
-        out = [self.title, self.question, self.subtitle, self.recommendation]
+        out = [self.title, self.question, self.subtitle, f"Prices as of {self.prices_as_of}", self.recommendation]
         for section in self.sections:
             out.append(section.title)
             for block in section.blocks:
@@ -131,6 +132,7 @@ def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
               else f"Estimated for {what}."),
         date=comp.created,
         catalogue_version=comp.catalogue_version,
+        prices_as_of=(scenario.finance or {}).get("as_of") or comp.created,
         author=author,
         organisation=organisation,
         recommendation=comp.recommendation,

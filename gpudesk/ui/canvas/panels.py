@@ -408,8 +408,11 @@ class EstimatesPanel(QFrame):
             p = est.power_w
             v["power"].setText(f"{power(p.likely)}  ({power(p.low)} – {power(p.high)})" if p else "unknown: no power figure")
             if est.energy_kwh is not None:
-                v["energy"].setText(f"{energy(est.energy_kwh.likely)} · {co2(est.co2_kg.likely)}")
+                v["energy"].setText(f"{energy(est.energy_kwh.likely)} · {co2(est.co2_kg.likely)}"
+                                    + (f" + {co2(est.embodied_kg_per_run.likely)} embodied"
+                                       if est.embodied_kg_per_run is not None else ""))
             v["year"].setText(f"{energy(est.energy_kwh_per_year)} · {co2(est.co2_kg_per_year)}"
+                              + (f" + {co2(est.embodied_kg_per_year)} embodied" if est.embodied_kg_per_year else "")
                               if est.energy_kwh_per_year else "—")
         c = est.cost
         v["capex"].setText(usd(c.capex_usd) if c.capex_usd is not None else "no price: add a quote in the catalogue")

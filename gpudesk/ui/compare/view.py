@@ -12,12 +12,14 @@ import logging
 from html import escape
 from pathlib import Path
 
-from PySide6.QtCore import QMimeData, Qt, QTimer, Signal
+from PySide6.QtCore import QDate, QMimeData, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QCompleter,
+    QDateEdit,
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
@@ -278,6 +280,21 @@ class CompareView(QWidget):
         self.lifetime = QDoubleSpinBox()
         self.lifetime.setRange(0.5, 20)
         self.lifetime.setSuffix(" years")
+        # replay the comparison with the prices known on a past date; unchecked means today's
+        self.as_of_on = QCheckBox()
+        self.as_of_on.setObjectName("asOfOn")
+        self.as_of_on.setToolTip("Use the quotes, list, street and cloud prices known on this date")
+        self.as_of = QDateEdit()
+        self.as_of.setObjectName("asOf")
+        self.as_of.setCalendarPopup(True)
+        self.as_of.setDisplayFormat("yyyy-MM-dd")
+        self.as_of.setDate(QDate.currentDate())
+        self.as_of.setEnabled(False)
+        self.as_of_on.toggled.connect(self.as_of.setEnabled)
+        self.embodied = QCheckBox("Count the CO2 of making the hardware")
+        self.embodied.setObjectName("embodied")
+        self.embodied.setChecked(True)
+        self.embodied.setToolTip("Spread the owned hardware's embodied (manufacturing) CO2 over its lifetime")
 
         work_box = QGroupBox("Workload")
         wf = QFormLayout(work_box)
@@ -299,6 +316,12 @@ class CompareView(QWidget):
         sf.addRow("Rent instead", self.rent)
         sf.addRow("Utilisation", self.utilization)
         sf.addRow("Lifetime", self.lifetime)
+        as_of_row = QHBoxLayout()
+        as_of_row.setContentsMargins(0, 0, 0, 0)
+        as_of_row.addWidget(self.as_of_on)
+        as_of_row.addWidget(self.as_of, 1)
+        sf.addRow("Prices as of", as_of_row)
+        sf.addRow("Embodied", self.embodied)
         self.configs_box = QGroupBox("Configurations (2 to 6)")
         self.configs_layout = QVBoxLayout(self.configs_box)
         self.configs_layout.setSpacing(6)
@@ -385,6 +408,9 @@ class CompareView(QWidget):
             w.textChanged.connect(self._edited)
         for w in (self.kind, self.precision, self.region, self.rent):
             w.currentIndexChanged.connect(self._edited)
+        for w in (self.as_of_on, self.embodied):
+            w.toggled.connect(self._edited)
+        self.as_of.dateChanged.connect(self._edited)
         for w in (self.params, self.tokens, self.pue, self.lifetime, self.seq_len, self.prompt, self.output,
                   self.concurrency, self.utilization):
             w.valueChanged.connect(self._edited)
@@ -464,6 +490,9 @@ class CompareView(QWidget):
             self._set_combo(self.rent, fin.get("rent", ""))
             self.utilization.setValue(int(round(fin.get("utilization", 0.6) * 100)))
             self.lifetime.setValue(fin.get("lifetime_years", 4.0))
+            self.as_of_on.setChecked(bool(fin.get("as_of")))
+            self.as_of.setDate(QDate.fromString(fin["as_of"], "yyyy-MM-dd") if fin.get("as_of") else QDate.currentDate())
+            self.embodied.setChecked(fin.get("embodied", True))
             for row in list(self.rows):
                 self._remove_row(row, refresh=False)
             for option in scenario.options():
@@ -510,6 +539,14 @@ class CompareView(QWidget):
             fin["rent"] = self.rent.currentData()
         else:
             fin.pop("rent", None)
+        if self.as_of_on.isChecked():
+            fin["as_of"] = self.as_of.date().toString("yyyy-MM-dd")
+        else:
+            fin.pop("as_of", None)
+        if self.embodied.isChecked():
+            fin.pop("embodied", None)
+        else:
+            fin["embodied"] = False
         doc["finance"] = fin
         report = dict(doc.get("report") or {})
         report["question"] = self.question.text().strip() or "Which configuration?"

@@ -368,7 +368,8 @@ class _Layout:
         self.paragraph(Paragraph(rep.subtitle, "lead"))
         self.y += 6
         facts = [("Date", rep.date), ("Prepared by", rep.author or "—"), ("Organisation", rep.organisation or "—"),
-                 ("Catalogue version", rep.catalogue_version), ("Tool", f"{APP_DISPLAY_NAME} {rep.app_version}")]
+                 ("Catalogue version", rep.catalogue_version), ("Prices as of", rep.prices_as_of or rep.date),
+                 ("Tool", f"{APP_DISPLAY_NAME} {rep.app_version}")]
         for label, value in facts:
             y = self.y
             self.op(lambda p, y=y, label=label, value=value: (
