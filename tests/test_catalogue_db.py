@@ -154,3 +154,12 @@ def test_json_contract_of_an_accelerator(catalogue):
     assert data["bf16_tflops"] == pytest.approx(989.4)
     assert data["sources"]["bf16_tflops"]["url"].startswith("https://")
     assert data["sources"]["bf16_tflops"]["date"]
+
+
+def test_price_history_by_kind_and_pricing(catalogue):
+    h100 = catalogue.price_history("accelerators", "h100-sxm5-80gb")
+    assert sum(len(v) for v in h100.values()) >= 3
+    assert all(points == sorted(points) for points in h100.values())
+    spot = catalogue.price_history("cloud", "gcp-a3-highgpu-8g")["spot"]
+    assert spot[0] == ("2024-05-21", 62.547325) and len(spot) >= 10
+    assert catalogue.price_history("regions", "us-avg") == {}

@@ -77,6 +77,19 @@ def test_a_derived_figure_shows_its_formula_and_the_sources_of_its_inputs(view):
     assert "Ada GPU Architecture" in html  # the whitepaper behind the FLOP per clock, in the numbered sources
 
 
+def test_price_history_chart_follows_the_selection(view):
+    view.set_kind("cloud")
+    assert view.select_id("gcp-a3-highgpu-8g")
+    chart = view.price_chart
+    assert chart.isVisibleTo(view) and chart.series_shown["spot"] >= 10 and "on_demand" in chart.series_shown
+    assert "Price history, 2024-05" in chart.title.text()
+    view.set_kind("accelerators")
+    assert view.select_id("h100-sxm5-80gb")  # reported prices over 2023-2024
+    assert chart.isVisibleTo(view) and sum(chart.series_shown.values()) >= 3
+    assert view.select_id("a10g")  # no price at all: nothing to draw
+    assert not chart.isVisibleTo(view)
+
+
 def test_kinds_switch_tables(view):
     order = ["accelerators", "systems", "models", "cloud", "prices", "regions", "interconnects", "sources"]
     assert [view.tabs.tabText(i).split(" (")[0] for i in range(view.tabs.count())] == [KIND_LABELS[k] for k in order]

@@ -184,6 +184,31 @@ class CatalogueReader:
         rows.sort(key=lambda r: neg_date(str(r.get("date") or "")))
         return rows[0]
 
+    def price_history(self, kind: str, item_id: str) -> dict[str, list[tuple[str, float]]]:
+        """Dated prices of an item, by series, oldest first: for an accelerator or system one series
+        per price kind (list, msrp, street, quote, reported_deal) in USD; for a cloud offering one per
+        pricing model (on_demand, spot, reserved_1y, reserved_3y) in USD per hour. Undated figures are
+        left out (they cannot be placed on a time axis)."""
+        series: dict[str, list[tuple[str, float]]] = {}
+        if kind in ("accelerators", "systems"):
+            for p in self.items("prices"):
+                if p["item"] == item_id and p.get("date") and p.get("usd") is not None:
+                    series.setdefault(p["kind"], []).append((str(p["date"]), float(p["usd"])))
+        elif kind == "cloud":
+            offer = self.get("cloud", item_id)
+            for r in self.items("cloud_prices"):
+                if r["offering"] == item_id and r.get("date") and r.get("usd_per_hour") is not None:
+                    series.setdefault(r["pricing"], []).append((str(r["date"]), float(r["usd_per_hour"])))
+            if offer is not None and offer.get("date"):
+                for column, pricing in (("usd_per_hour", "on_demand"), ("usd_per_hour_spot", "spot")):
+                    if offer.get(column) is not None:
+                        points = series.setdefault(pricing, [])
+                        if (str(offer["date"]), float(offer[column])) not in points:
+                            points.append((str(offer["date"]), float(offer[column])))
+        for points in series.values():
+            points.sort()
+        return series
+
     def embodied(self, item_id: str) -> dict | None:
         """The newest embodied-carbon figure of an accelerator or system."""
         rows = [r for r in self.items("embodied") if r["item"] == item_id]

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from gpudesk.core.catalogue import EditError
 from gpudesk.core.catalogue.fields import KIND_LABELS, KIND_NOUNS, KINDS
 from gpudesk.ui.catalogue.detail import detail_html
+from gpudesk.ui.catalogue.price_chart import PriceChart
 from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowSortProxy, RowTableModel, fit_columns
 from gpudesk.ui.widgets.clipboard import set_clipboard
 
@@ -216,10 +217,20 @@ class CatalogueView(QWidget):
         self.detail.setOpenExternalLinks(True)
         self.detail.setMinimumWidth(320)
 
+        self.price_chart = PriceChart()
+        self.side = QSplitter(Qt.Orientation.Vertical)
+        self.side.setObjectName("catalogueSide")
+        self.side.addWidget(self.detail)
+        self.side.addWidget(self.price_chart)
+        self.side.setStretchFactor(0, 3)
+        self.side.setStretchFactor(1, 2)
+        self.side.setSizes([520, 280])
+        self.side.setChildrenCollapsible(False)
+
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("catalogueSplitter")
         self.splitter.addWidget(self.table)
-        self.splitter.addWidget(self.detail)
+        self.splitter.addWidget(self.side)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setSizes([760, 400])
@@ -386,6 +397,8 @@ class CatalogueView(QWidget):
         record = rows[0] if rows else None
         if self.catalogue is not None:
             self.detail.setHtml(detail_html(self.catalogue, self.kind, record))
+            history = self.catalogue.price_history(self.kind, record["id"]) if record else {}
+            self.price_chart.show_history(history, "USD per hour" if self.kind == "cloud" else "USD")
         self._update_buttons()
 
     def _update_buttons(self) -> None:
