@@ -58,15 +58,22 @@ def _pct(e: float | None) -> str:
     return "" if e is None else f"{e * 100:+.0f}%"
 
 
+# Workers still running: kept alive here, not by the view, so that closing the view (or the window)
+# while one runs does not destroy a running QThread, which would abort the process.
+_RUNNING: set[QThread] = set()
+
+
 class CompareWorker(QThread):
     """Measurements against estimates, and the calibration, off the UI thread."""
 
     done = Signal(object)
 
     def __init__(self, catalogue, measurements, parent=None):
-        super().__init__(parent)
+        super().__init__(None)  # not owned by the view: see _RUNNING
         self.catalogue = catalogue
         self.measurements = list(measurements)
+        _RUNNING.add(self)
+        self.finished.connect(lambda: _RUNNING.discard(self))
 
     def run(self) -> None:
         from gpudesk.core.benchmarks import calibration
@@ -300,12 +307,12 @@ class BenchmarksView(QWidget):
         self.subtitle.setObjectName("pageSubtitle")
         self.subtitle.setWordWrap(True)
         self.import_button = QPushButton("Import files…")
-        self.import_button.clicked.connect(self.choose_files)
+        self.import_button.clicked.connect(lambda *_: self.choose_files())
         self.export_button = QPushButton("Export…")
         self.export_button.setToolTip("The measurements shown, in gpudesk's benchmark schema (JSON)")
-        self.export_button.clicked.connect(self.export)
+        self.export_button.clicked.connect(lambda *_: self.export())
         self.delete_button = QPushButton("Delete selected")
-        self.delete_button.clicked.connect(self.delete_selected)
+        self.delete_button.clicked.connect(lambda *_: self.delete_selected())
         top = QHBoxLayout()
         top.addWidget(self.subtitle, 1)
         top.addWidget(self.import_button)
@@ -483,7 +490,7 @@ class BenchmarksView(QWidget):
         self.import_detail = QTextBrowser()
         self.delete_import_button = QPushButton("Delete this import")
         self.delete_import_button.setToolTip("Remove the file's measurements (import it again to bring them back)")
-        self.delete_import_button.clicked.connect(self.delete_import)
+        self.delete_import_button.clicked.connect(lambda *_: self.delete_import())
         page = QWidget()
         layout = QVBoxLayout(page)
         split = QSplitter(Qt.Orientation.Vertical)

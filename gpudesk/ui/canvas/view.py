@@ -341,7 +341,7 @@ class ClusterView(QWidget):
                 action.setShortcut(shortcut)
                 action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             action.setToolTip(tip or text)
-            action.triggered.connect(slot)
+            action.triggered.connect(lambda *_: slot())  # never pass `checked` on as an argument
             bar.addAction(action)
             self.addAction(action)
             return action
@@ -358,7 +358,7 @@ class ClusterView(QWidget):
         act("Fit", self.canvas.fit, QKeySequence("F"), "Fit the cluster in view")
         act("Zoom in", lambda: self.canvas.zoom(1.25), QKeySequence.StandardKey.ZoomIn)
         act("Zoom out", lambda: self.canvas.zoom(0.8), QKeySequence.StandardKey.ZoomOut)
-        self.snap_action = act("Snap to grid", lambda on: self.scene.set_snap(on))
+        self.snap_action = act("Snap to grid", lambda: self.scene.set_snap(self.snap_action.isChecked()))
         self.snap_action.setCheckable(True)
         self.snap_action.setChecked(True)
         bar.addSeparator()

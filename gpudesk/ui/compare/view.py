@@ -225,11 +225,11 @@ class CompareView(QWidget):
         self.pdf_button.setObjectName("exportPdf")
         self.csv_button = QPushButton("Export CSV…")
         self.copy_button = QPushButton("Copy table")
-        self.open_button.clicked.connect(self.open_file)
-        self.save_button.clicked.connect(self.save_as)
-        self.pdf_button.clicked.connect(self.export_pdf)
-        self.csv_button.clicked.connect(self.export_csv)
-        self.copy_button.clicked.connect(self.copy_table)
+        self.open_button.clicked.connect(lambda *_: self.open_file())
+        self.save_button.clicked.connect(lambda *_: self.save_as())
+        self.pdf_button.clicked.connect(lambda *_: self.export_pdf())
+        self.csv_button.clicked.connect(lambda *_: self.export_csv())
+        self.copy_button.clicked.connect(lambda *_: self.copy_table())
         for b in (self.open_button, self.save_button, self.pdf_button, self.csv_button, self.copy_button):
             buttons.addWidget(b)
 

@@ -61,7 +61,7 @@ class ReportsView(QWidget):
         self.search.setClearButtonEnabled(True)
         self.new_button = QPushButton("New report from scenario…")
         self.new_button.setToolTip("Choose a scenario file (.json) and write its comparison as a PDF")
-        self.new_button.clicked.connect(self.new_from_scenario)
+        self.new_button.clicked.connect(lambda *_: self.new_from_scenario())
         top = QHBoxLayout()
         top.addWidget(self.search, 1)
         top.addWidget(self.new_button)
@@ -99,17 +99,17 @@ class ReportsView(QWidget):
         self.detail.anchorClicked.connect(lambda url: QDesktopServices.openUrl(url))
 
         self.open_button = QPushButton("Open PDF")
-        self.open_button.clicked.connect(self.open_pdf)
+        self.open_button.clicked.connect(lambda *_: self.open_pdf())
         self.folder_button = QPushButton("Show folder")
-        self.folder_button.clicked.connect(self.show_folder)
+        self.folder_button.clicked.connect(lambda *_: self.show_folder())
         self.reopen_button = QPushButton("Open scenario")
         self.reopen_button.setToolTip("Open the scenario behind this report in the view that wrote it")
-        self.reopen_button.clicked.connect(self.open_scenario)
+        self.reopen_button.clicked.connect(lambda *_: self.open_scenario())
         self.again_button = QPushButton("Write again with today's catalogue…")
-        self.again_button.clicked.connect(self.write_again)
+        self.again_button.clicked.connect(lambda *_: self.write_again())
         self.forget_button = QPushButton("Remove from list")
         self.forget_button.setToolTip("Forget this entry; the PDF file itself is kept")
-        self.forget_button.clicked.connect(self.forget)
+        self.forget_button.clicked.connect(lambda *_: self.forget())
         buttons = QHBoxLayout()
         for b in (self.open_button, self.folder_button, self.reopen_button, self.again_button):
             buttons.addWidget(b)
@@ -247,11 +247,16 @@ class ReportsView(QWidget):
         if record is not None and record.scenario_path:
             self.open_requested.emit("cluster" if record.kind == "cluster" else "compare", record.scenario_path)
 
-    def forget(self) -> None:
+    def forget(self, confirm: bool = True) -> None:
         from gpudesk.core.report.history import HistoryError, forget_report
 
         record = self.selected()
         if record is None:
+            return
+        if confirm and QMessageBox.question(
+                self, "Remove from the list",
+                f"Remove '{record.question or Path(record.path).name}' from the list of reports? The PDF file "
+                "itself is kept.") != QMessageBox.StandardButton.Yes:
             return
         try:
             forget_report(record.id)
