@@ -125,3 +125,19 @@ def test_prices_as_of_a_past_date_and_the_embodied_switch(view, qtbot):
     qtbot.waitUntil(lambda: view.comparison.row("embodied") is None, timeout=3000)
     view.as_of_on.setChecked(False)
     assert "as_of" not in view.scenario().finance
+
+
+def test_a_generated_name_follows_the_hardware_and_a_typed_one_is_kept(view, qtbot, catalogue):
+    view.load_path(EXAMPLES / "a100-vs-jetson-nanos.json")
+    first = view.rows[0]
+    assert first.name.text() == "1 × A100 PCIe 40GB"  # the name gpudesk would give it
+    first.item.setCurrentIndex(first.item.findData("accelerator:a100-sxm4-80gb"))
+    assert first.name.text() == "1 × A100 SXM4 80GB"
+    first.count.setValue(8)
+    assert first.name.text() == "8 × A100 SXM4 80GB"
+    qtbot.waitUntil(lambda: view.comparison.names[0] == "8 × A100 SXM4 80GB", timeout=3000)
+    assert "8 × A100 SXM4 80GB" in view.comparison.recommendation
+    second = view.rows[1]
+    assert second.name.text() == "10 × Jetson Nano (1 GbE)"  # typed by the preset's author: kept
+    second.nodes.setValue(20)
+    assert second.name.text() == "10 × Jetson Nano (1 GbE)"

@@ -124,13 +124,38 @@ class ConfigRow(QFrame):
         layout.addLayout(top)
         layout.addWidget(self.item)
         layout.addLayout(bottom)
+        self._generated = ""
         if option is not None:
             self.set_option(option)
         self.name.textChanged.connect(lambda *_: self.changed.emit())
         self.item.currentIndexChanged.connect(self._item_changed)
-        self.count.valueChanged.connect(lambda *_: self.changed.emit())
-        self.nodes.valueChanged.connect(lambda *_: self.changed.emit())
+        self.count.valueChanged.connect(lambda *_: self._counts_changed())
+        self.nodes.valueChanged.connect(lambda *_: self._counts_changed())
         self._update_labels()
+
+    def generated_name(self) -> str:
+        """The name gpudesk gives this configuration: '8 × H100 SXM5 80GB', '2 × NVIDIA DGX H100'."""
+        selected = self.selection()
+        if selected is None:
+            return ""
+        kind = selected[0]
+        label = self.item.currentText()
+        for suffix in (" (system)", " (cloud)", " (accelerator)"):
+            label = label.removesuffix(suffix)
+        total = self.nodes.value() * (self.count.value() if kind == "accelerator" else 1)
+        return f"{total:,} × {label}"
+
+    def _follow_name(self) -> None:
+        """A generated name follows the hardware and counts; a name the user typed is kept."""
+        if self.name.text().strip() == self._generated:
+            self.name.blockSignals(True)
+            self.name.setText(self.generated_name())
+            self.name.blockSignals(False)
+        self._generated = self.generated_name()
+
+    def _counts_changed(self) -> None:
+        self._follow_name()
+        self.changed.emit()
 
     def set_option(self, option: Option) -> None:
         entry = option.cluster[0] if option.cluster else ClusterEntry()
@@ -145,11 +170,13 @@ class ConfigRow(QFrame):
         self.count.setValue(entry.per_node or 1)
         self.nodes.setValue(entry.instances if entry.cloud else entry.nodes)
         self._update_labels()
+        self._generated = self.generated_name()
 
     def _item_changed(self) -> None:
         # a different item: keep counts, drop figures that belonged to the old one
         self._entry = ClusterEntry(label=self._entry.label)
         self._update_labels()
+        self._follow_name()
         self.changed.emit()
 
     def selection(self) -> tuple[str, str] | None:
