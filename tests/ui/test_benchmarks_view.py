@@ -15,6 +15,7 @@ from gpudesk.core.benchmarks.store import count_measurements
 from gpudesk.ui.benchmarks.view import BenchmarksView
 
 from ..conftest import ROOT
+from .conftest import open_main_window
 
 BENCH = ROOT / "tests" / "data" / "bench"
 LLAMA_4080 = BENCH / "llama-bench" / "llamacpp-README_RTX4080_CUDA_build5163_array.json"
@@ -174,14 +175,7 @@ def test_filters_export_and_delete(view, catalogue, tmp_path):
 
 
 def test_files_dropped_on_the_window_open_the_import(qtbot, catalogue, monkeypatch):
-    from gpudesk.ui.main_window import MainWindow
-
-    win = MainWindow()
-    qtbot.addWidget(win)
-    with qtbot.waitSignal(win.catalogueReady, timeout=20000):
-        win.show()
-        win.start()
-    assert win.wait_loaded()
+    win = open_main_window(qtbot)
     opened = []
     monkeypatch.setattr(BenchmarksView, "import_files", lambda self, paths, modal=True: opened.append(paths))
     mime = QMimeData()

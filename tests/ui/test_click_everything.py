@@ -16,9 +16,10 @@ import pytest
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QAbstractButton, QCheckBox, QDialog, QFileDialog, QMessageBox, QRadioButton
 
-from gpudesk.ui.main_window import PAGES, MainWindow
+from gpudesk.ui.main_window import PAGES
 
 from ..conftest import ROOT, TEST_DATA
+from .conftest import open_main_window
 
 EXAMPLES = ROOT / "resources" / "examples"
 # Actions that end the session or leave the window: clicking them would end the test, not check it.
@@ -73,12 +74,7 @@ def window(qtbot, catalogue, answers, tmp_path):
 
     catalogue.add_item("accelerators", {"id": "my-card", "name": "My card", "vendor": "Acme", "memory_gb": 16.0})
     import_files(catalogue, [TEST_DATA / "bench" / "llama-bench" / "llamacpp-README_RTX4080_CUDA_build5163_array.json"])
-    win = MainWindow()
-    qtbot.addWidget(win)
-    with qtbot.waitSignal(win.catalogueReady, timeout=20000):
-        win.show()
-        win.start()
-    assert win.wait_loaded()
+    win = open_main_window(qtbot)
     compare = win.show_page("compare")
     compare.load_path(EXAMPLES / "nanochat-8xh100-rented-vs-dgx-spark.json", as_preset=True)
     assert compare.export_pdf(str(tmp_path / "first.pdf"))  # the Reports view then lists one report

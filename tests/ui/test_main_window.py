@@ -6,16 +6,12 @@ import pytest
 
 from gpudesk.ui.main_window import PAGES, MainWindow
 
+from .conftest import open_main_window
+
 
 @pytest.fixture
 def window(qtbot, catalogue):
-    win = MainWindow()
-    qtbot.addWidget(win)
-    with qtbot.waitSignal(win.catalogueReady, timeout=20000):
-        win.show()
-        win.start()
-    assert win.wait_loaded()
-    return win
+    return open_main_window(qtbot)
 
 
 def test_start_up_shows_the_stored_catalogue_first_then_the_full_one(qtbot, catalogue):
