@@ -49,7 +49,7 @@ def test_every_device_class_and_regime_is_covered(outcomes):
     for o in checked(outcomes):
         counts_class[o.device_class] = counts_class.get(o.device_class, 0) + 1
         counts_regime[o.regime] = counts_regime.get(o.regime, 0) + 1
-    for cls in ("apple", "edge", "desktop_ai", "consumer_nvidia", "consumer_amd", "datacenter_nvidia",
+    for cls in ("apple", "edge", "desktop_ai", "laptop", "consumer_nvidia", "consumer_amd", "datacenter_nvidia",
                 "datacenter_amd", "tpu", "gaudi"):
         assert counts_class.get(cls, 0) >= 2, (cls, counts_class)
     for regime in ("one_node", "multi_node", "frontier_1000plus", "single_user_decode", "quantized_decode",
