@@ -16,6 +16,8 @@ from gpudesk import APP_NAME, __version__
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INVALID = 3  # `catalogue import`: not a sound bundle (manifest missing or malformed, a checksum differs, bad files)
+EXIT_REFUSED = 4  # `catalogue import`: a sound bundle this catalogue does not take (older, or it strands your rows)
 
 CATALOGUE_KINDS = ("accelerators", "systems", "models", "cloud", "cloud_prices", "prices", "embodied", "regions", "interconnects", "sources")
 
@@ -33,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--database-url", metavar="URL", help="use this SQLAlchemy database URL")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    cat = sub.add_parser("catalogue", help="list or show catalogue entries")
+    cat = sub.add_parser("catalogue", help="list or show catalogue entries; export or import a catalogue bundle")
     cat_sub = cat.add_subparsers(dest="action", metavar="ACTION", required=True)
     lst = cat_sub.add_parser("list", help="list entries of one kind (default: all kinds)")
     lst.add_argument("--kind", choices=CATALOGUE_KINDS)
@@ -41,6 +43,14 @@ def build_parser() -> argparse.ArgumentParser:
     show = cat_sub.add_parser("show", help="show one entry with its sources")
     show.add_argument("id")
     show.add_argument("--json", action="store_true", help="print JSON")
+    exp = cat_sub.add_parser("export", help="write the catalogue, your own entries and quotes included, as a bundle")
+    exp.add_argument("path", metavar="PATH", help="a .zip file; a folder when PATH does not end in .zip")
+    exp.add_argument("--json", action="store_true", help="print JSON")
+    upd = cat_sub.add_parser("import", help="check a catalogue bundle, show what it changes, and apply it")
+    upd.add_argument("path", metavar="PATH", help="a bundle (.zip), or a bundle folder")
+    upd.add_argument("--dry-run", action="store_true", help="check and show the changes; change nothing")
+    upd.add_argument("--yes", "-y", action="store_true", help="apply without asking")
+    upd.add_argument("--json", action="store_true", help="print JSON")
 
     est = sub.add_parser("estimate", help="estimate a scenario file")
     est.add_argument("scenario", help="a gpudesk scenario (.json)")
@@ -93,11 +103,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except CliError as exc:
         print(f"{APP_NAME}: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        return exc.code
 
 
 class CliError(Exception):
-    """A failure to report in one line on stderr with a non-zero exit status."""
+    """A failure to report in one line on stderr with a non-zero exit status (`code`)."""
+
+    def __init__(self, message: str, code: int = EXIT_FAILED):
+        super().__init__(message)
+        self.code = code
 
 
 def _open(args):
@@ -117,6 +131,10 @@ def _print_json(data) -> None:
 
 # ------------------------------------------------------------------------ catalogue
 def _catalogue(args) -> int:
+    if args.action == "export":
+        return _catalogue_export(args)
+    if args.action == "import":
+        return _catalogue_import(args)
     cat = _open(args)
     if args.action == "list":
         kinds = [args.kind] if args.kind else [k for k in CATALOGUE_KINDS]
@@ -164,6 +182,65 @@ def _catalogue(args) -> int:
         print("  sources:")
         for url in sorted(urls):
             print(f"    {url}")
+    return EXIT_OK
+
+
+def _catalogue_export(args) -> int:
+    from gpudesk.core.catalogue.exchange import ExchangeError, export_bundle
+
+    cat = _open(args)
+    try:
+        result = export_bundle(cat, args.path)
+    except ExchangeError as exc:
+        raise CliError(str(exc)) from exc
+    if args.json:
+        _print_json(result.to_json())
+    else:
+        print(result.format_text())
+    return EXIT_OK
+
+
+def _catalogue_import(args) -> int:
+    """Check the bundle, show what it changes, and apply it in one transaction: with --yes, or
+    when the person at the terminal says so."""
+    from gpudesk.core.catalogue.exchange import ExchangeError, apply_update, plan_update
+
+    cat = _open(args)
+    try:
+        plan = plan_update(cat, args.path)
+    except ExchangeError as exc:
+        raise CliError(str(exc), EXIT_INVALID if exc.reason == "invalid" else EXIT_REFUSED) from exc
+    apply = args.yes and not args.dry_run and not plan.empty
+    if not (apply or args.dry_run or plan.empty):
+        interactive = not args.json and sys.stdin.isatty() and sys.stdout.isatty()
+        if not interactive:
+            if not args.json:
+                print(plan.format_text())
+            raise CliError("nothing was changed: add --yes to apply this bundle, or --dry-run to only check it",
+                           EXIT_USAGE)
+        print(plan.format_text())
+        try:
+            answer = input("\nApply these changes to your catalogue? [y/N] ")
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            print("Nothing was changed.")
+            return EXIT_FAILED
+        apply = True
+    elif not args.json:
+        print(plan.format_text())
+    if apply:
+        try:
+            apply_update(cat, plan)
+        except ExchangeError as exc:
+            raise CliError(str(exc), EXIT_INVALID if exc.reason == "invalid" else EXIT_REFUSED) from exc
+    if args.json:
+        _print_json(plan.to_json() | {"dry_run": bool(args.dry_run), "applied": apply})
+    elif apply:
+        s = plan.summary()
+        print(f"\nApplied: catalogue {plan.version}, {s['added']} added, {s['changed']} changed, {s['removed']} removed.")
+    elif args.dry_run and not plan.empty:
+        print("\nDry run: nothing was changed.")
     return EXIT_OK
 
 

@@ -268,6 +268,7 @@ class MainWindow(QMainWindow):
         self.act_pdf = self._action(file_menu, "Export &PDF Report…", QKeySequence("Ctrl+P"), lambda: self._call("export_pdf"))
         self.act_csv = self._action(file_menu, "Export &CSV…", None, lambda: self._call("export_csv"))
         self.act_import = self._action(file_menu, "&Import Benchmark Files…", QKeySequence("Ctrl+I"), self._import_files)
+        self.act_catalogue_update = self._action(file_menu, "Import Catalogue &Update…", None, self._import_catalogue_update)
         file_menu.addSeparator()
         self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
 
@@ -299,7 +300,9 @@ class MainWindow(QMainWindow):
         action = QAction(text, self)
         if shortcut is not None:
             action.setShortcut(shortcut)
-        action.triggered.connect(slot)
+        # a slot never receives triggered()'s `checked` flag as its first argument (an optional
+        # `path` or `confirm` parameter would take it for a value)
+        action.triggered.connect(lambda *_: slot())
         menu.addAction(action)
         return action
 
@@ -331,6 +334,12 @@ class MainWindow(QMainWindow):
         view = self.show_page("benchmarks")
         if hasattr(view, "open_file"):
             view.open_file()
+
+    def _import_catalogue_update(self) -> None:
+        """A catalogue bundle a colleague exported: preview its changes, apply them, show the result."""
+        from gpudesk.ui.catalogue.update_dialog import import_catalogue_update
+
+        import_catalogue_update(self, self.catalogue, on_applied=lambda _counts: self._catalogue_loaded(self.catalogue))
 
     def _preferences(self) -> None:
         from gpudesk.ui.widgets.preferences import PreferencesDialog

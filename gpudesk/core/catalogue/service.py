@@ -56,10 +56,13 @@ class Catalogue(CatalogueReader):
         return catalogue
 
     def sync_if_needed(self, force: bool = False) -> dict[str, int] | None:
+        # an imported catalogue bundle at least as new as data/ stands in for it (see exchange.py)
+        from gpudesk.core.catalogue.exchange import sync_catalogue
+
         with self._sessions() as session:
-            if not force and not sync.needs_sync(session, self.data_dir):
+            counts = sync_catalogue(session, self.data_dir, force)
+            if counts is None:
                 return None
-            counts = sync.sync_bundle(session, self.data_dir)
             session.commit()
         self._cache.clear()
         return counts
