@@ -41,7 +41,12 @@ def test_infeasible_options_cannot_win_estimates(catalogue):
     assert [r.ok for r in comp.results] == [True, False, False]
     assert comp.row("fits").winners == [0]
     assert comp.row("capex").winners == [0]  # the Nanos are cheaper but cannot run the workload
-    assert comp.row("memory_total").winners == [2]  # specs still compare everything
+    assert comp.row("memory_device").winners == [0]  # specs still compare everything
+    # explanations are not outcomes: 400 GB of separate 4 GB boards is not one pool, a low TDP or
+    # power draw for a run many times longer is no win
+    for key in ("memory_total", "tdp", "power", "mfu"):
+        row = comp.row(key)
+        assert row is None or (row.better is None and row.winners == []), key
     assert "cannot run" in comp.recommendation and "Jetson Nano" in comp.recommendation
 
 

@@ -189,11 +189,13 @@ def _rows(results: list[OptionResult]) -> list[Row]:
         per(lambda r, e: _cell(e.peak_pflops if e.peak_pflops else None, _sig3)))
     add("memory_device", "Configuration", "Memory per device", "GB", HIGHER,
         per(lambda r, e: _cell(_device(r).memory_gb, fmt1)))
-    add("memory_total", "Configuration", "Memory, all devices", "GB", HIGHER,
+    # explanations, not outcomes: no winner (separate boards' memory is not one pool; a low TDP or a
+    # high utilisation is not what a buyer pays for)
+    add("memory_total", "Configuration", "Memory, all devices", "GB", None,
         per(lambda r, e: _cell((_device(r).memory_gb or 0) * e.devices or None, fmt1)))
     add("bandwidth", "Configuration", "Memory bandwidth per device", "GB/s", HIGHER,
         per(lambda r, e: _cell(_device(r).mem_bandwidth_gbs, fmt1)))
-    add("tdp", "Configuration", "TDP per device", "W", LOWER, per(lambda r, e: _cell(_device(r).tdp_w, fmt1)))
+    add("tdp", "Configuration", "TDP per device", "W", None, per(lambda r, e: _cell(_device(r).tdp_w, fmt1)))
     add("links", "Configuration", "Links (inside a node / between nodes)", "", None, per(lambda r, e: _text(_links(r))))
 
     add("fits", "Estimates", "Fits in memory", "", HIGHER, per(lambda r, e: Cell(
@@ -216,9 +218,9 @@ def _rows(results: list[OptionResult]) -> list[Row]:
             per(lambda r, e: _cell_range(e.time_s if ok(e) else None, duration)))
         add("throughput", "Estimates", "Throughput", "tokens/s", HIGHER,
             per(lambda r, e: _cell_range(e.tokens_per_s if ok(e) else None, lambda v: si(v))))
-        add("mfu", "Estimates", "Model FLOP utilisation", "", HIGHER,
+        add("mfu", "Estimates", "Model FLOP utilisation", "", None,
             per(lambda r, e: _cell_range(e.mfu if ok(e) else None, lambda v: f"{v:.0%}")))
-    add("power", "Estimates", "Power, with PUE", "kW", LOWER,
+    add("power", "Estimates", "Power, with PUE", "kW", None,
         per(lambda r, e: _cell_range(e.power_w.scaled(1e-3) if ok(e) and e.power_w and e.power_w.likely else None,
                                      _sig3)))
     run = "round of requests" if infer else "run"
