@@ -18,6 +18,26 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INVALID = 3  # `catalogue import`: not a sound bundle (manifest missing or malformed, a checksum differs, bad files)
 EXIT_REFUSED = 4  # `catalogue import`: a sound bundle this catalogue does not take (older, or it strands your rows)
+EXIT_DAMAGED = 5  # the database file is damaged: `gpudesk repair`
+EXIT_LOCKED = 6  # another program holds the database locked
+EXIT_NOT_WRITABLE = 7  # the data folder or a file is read-only or not ours to write
+EXIT_DISK_FULL = 8  # no space left on the disk
+EXIT_MISSING = 9  # a file or folder named does not exist
+EXIT_UNEXPECTED = 10  # a fault gpudesk did not expect: the trace is in the log
+
+EXIT_CODES = (
+    (EXIT_OK, "success"),
+    (EXIT_FAILED, "the command failed (the message says why)"),
+    (EXIT_USAGE, "wrong arguments, or a confirmation is needed"),
+    (EXIT_INVALID, "catalogue import: not a sound bundle"),
+    (EXIT_REFUSED, "catalogue import: a bundle this catalogue does not take"),
+    (EXIT_DAMAGED, f"the database is damaged: run `{APP_NAME} repair`"),
+    (EXIT_LOCKED, "the database is locked by another program"),
+    (EXIT_NOT_WRITABLE, "the data folder or a file cannot be written (read-only, or no permission)"),
+    (EXIT_DISK_FULL, "the disk is full"),
+    (EXIT_MISSING, "a file or folder does not exist"),
+    (EXIT_UNEXPECTED, "an unexpected error; the trace is in the log"),
+)
 
 CATALOGUE_KINDS = ("accelerators", "systems", "models", "cloud", "cloud_prices", "prices", "embodied", "regions", "interconnects", "sources")
 
@@ -26,6 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=APP_NAME,
         description="Choose AI compute and defend the choice. Without a command, opens the app.",
+        epilog="exit status:\n" + "\n".join(f"  {code:>2}  {meaning}" for code, meaning in EXIT_CODES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
     parser.add_argument("--quit-after-startup", action="store_true",
@@ -77,6 +99,14 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--json", action="store_true", help="print JSON")
     imp.add_argument("--gpu", metavar="ID", help="accelerator id for files that do not name their hardware")
     imp.add_argument("--count", type=int, metavar="N", help="accelerator count for such files")
+    rep = sub.add_parser("repair", help="repair a damaged database: rebuild it keeping your rows, or restore a backup")
+    rep.add_argument("--from-backup", metavar="NAME",
+                     help="restore this backup (a name from `gpudesk backups`, or 'newest') instead of rebuilding")
+    rep.add_argument("--force", action="store_true", help="rebuild even when the database passes its check")
+    rep.add_argument("--json", action="store_true", help="print JSON")
+    bak = sub.add_parser("backups", help="list the database's backups, newest first, or make one now")
+    bak.add_argument("--now", action="store_true", help="make a backup now")
+    bak.add_argument("--json", action="store_true", help="print JSON")
     return parser
 
 
@@ -97,6 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "estimate": _estimate,
             "compare": _compare,
             "import": _import,
+            "repair": _repair,
+            "backups": _backups,
         }[args.command]
         return handler(args)
     except BrokenPipeError:  # `gpudesk catalogue list | head`
@@ -104,6 +136,59 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"{APP_NAME}: {exc}", file=sys.stderr)
         return exc.code
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the one place every other failure becomes one line
+        message, code = _describe_failure(exc)
+        print(f"{APP_NAME}: {message}", file=sys.stderr)
+        return code
+
+
+def _describe_failure(exc: Exception) -> tuple[str, int]:
+    """A known fault as one line and its exit status; anything else logged with its trace."""
+    import errno
+    import sqlite3
+
+    from gpudesk.core.catalogue.backup import DamagedDatabaseError, is_damage
+
+    if isinstance(exc, DamagedDatabaseError):
+        return (f"{exc.path}: the database is damaged ({exc.detail}); run `{APP_NAME} repair` "
+                "to rebuild it keeping your rows, or to restore a backup", EXIT_DAMAGED)
+    orig = getattr(exc, "orig", None) if type(exc).__module__.startswith("sqlalchemy") else exc
+    if isinstance(orig, sqlite3.Error):
+        text = str(orig).lower()
+        where = _database_file_name()
+        if is_damage(orig):
+            return (f"{where}: the database is damaged ({orig}); run `{APP_NAME} repair`", EXIT_DAMAGED)
+        if "locked" in text or "busy" in text:
+            return (f"{where}: the database is locked by another program (another gpudesk?); "
+                    "close it and try again", EXIT_LOCKED)
+        if "readonly" in text or "read-only" in text or "unable to open" in text or "permission" in text:
+            return (f"{where}: the database cannot be written ({orig}); check that its folder is writable",
+                    EXIT_NOT_WRITABLE)
+        if "disk is full" in text or "full" in text:
+            return f"{where}: the disk is full; free some space and try again", EXIT_DISK_FULL
+    if isinstance(exc, OSError):
+        place = exc.filename or _database_file_name()
+        if exc.errno == errno.ENOSPC:
+            return f"{place}: the disk is full; free some space and try again", EXIT_DISK_FULL
+        if isinstance(exc, PermissionError) or exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+            return (f"{place}: cannot be written ({exc.strerror or exc}); check that the folder is writable "
+                    "and not on a read-only disk", EXIT_NOT_WRITABLE)
+        if isinstance(exc, FileNotFoundError):
+            return f"{place}: no such file or folder", EXIT_MISSING
+    from gpudesk.core.logs import log_exception
+
+    log = log_exception("unexpected error in the command line", exc)
+    where = f"details in {log}" if log else "the log could not be written either"
+    return f"unexpected error ({type(exc).__name__}: {exc}); {where}", EXIT_UNEXPECTED
+
+
+def _database_file_name() -> str:
+    try:
+        return str(_database_file(None))
+    except Exception:  # noqa: BLE001 - only naming the place
+        return "the database"
 
 
 class CliError(Exception):
@@ -122,6 +207,24 @@ def _open(args):
         return open_catalogue(args.database_url)
     except BundleError as exc:
         raise CliError(str(exc)) from exc
+
+
+def _database_file(args):
+    """The SQLite file of the catalogue (--database-url, the settings' URL, or the default)."""
+    from pathlib import Path
+
+    from gpudesk.core import paths
+
+    url = getattr(args, "database_url", None) if args is not None else None
+    if not url:
+        from gpudesk.core.settings import load_settings
+
+        url = load_settings().database_url or None
+    if not url:
+        return paths.database_path()
+    if not url.startswith("sqlite:///") or url == "sqlite:///:memory:":
+        raise CliError(f"{url}: backups and repair work on an SQLite database file only")
+    return Path(url.removeprefix("sqlite:///"))
 
 
 def _print_json(data) -> None:
@@ -367,6 +470,68 @@ def _import(args) -> int:
     else:
         print(report.format_text())
     return EXIT_OK if report.ok else EXIT_FAILED
+
+
+# ------------------------------------------------------------------------ repair / backups
+def _repair(args) -> int:
+    from gpudesk.core.catalogue import backup
+    from gpudesk.core.catalogue.repair import rebuild
+
+    database = _database_file(args)
+    if args.from_backup:
+        name = args.from_backup
+        if name == "newest":
+            newest = backup.newest_good_backup(database)
+            if newest is None:
+                raise CliError(f"{backup.backups_dir(database)}: there is no sound backup to restore")
+            name = newest.name
+        try:
+            result = backup.restore_backup(name, database)
+        except backup.BackupError as exc:
+            raise CliError(str(exc)) from exc
+        if args.json:
+            _print_json({"restored": result.backup.to_json(), "database": str(result.database),
+                         "previous_file": str(result.aside) if result.aside else None})
+        else:
+            print(result.format_text())
+        return EXIT_OK
+    problem = backup.check_file(database)
+    if problem is None and not args.force:
+        if args.json:
+            _print_json({"database": str(database), "damaged": False})
+        else:
+            print(f"{database}: the database passed its check; nothing to repair "
+                  "(--force rebuilds it anyway, --from-backup restores a backup)")
+        return EXIT_OK
+    report = rebuild(database)
+    if args.json:
+        _print_json(report.to_json())
+    else:
+        print(report.format_text())
+    return EXIT_OK
+
+
+def _backups(args) -> int:
+    from gpudesk.core.catalogue import backup
+
+    database = _database_file(args)
+    if args.now:
+        made = backup.make_backup(database, "manual")
+        if made is None:
+            raise CliError(f"{database}: there is no database to back up yet", EXIT_MISSING)
+        if not args.json:
+            print(f"wrote {made}")
+    found = backup.list_backups(database)
+    if args.json:
+        _print_json([b.to_json() for b in found])
+        return EXIT_OK
+    if not found:
+        print(f"No backups yet in {backup.backups_dir(database)}.")
+        return EXIT_OK
+    print(f"Backups of {database}, newest first (restore one with `{APP_NAME} repair --from-backup NAME`):")
+    for info in found:
+        print(f"  {info.name}\n      {info.describe()}")
+    return EXIT_OK
 
 
 if __name__ == "__main__":

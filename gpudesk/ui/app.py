@@ -12,37 +12,11 @@ from PySide6.QtWidgets import QApplication
 
 from gpudesk import APP_DISPLAY_NAME, APP_NAME, ORG_DOMAIN, ORG_NAME, __version__
 from gpudesk.core import paths
+from gpudesk.core.logs import setup_logging
 
 log = logging.getLogger(__name__)
 
 ACCENT = "#2f6fde"
-
-
-LOG_MAX_BYTES = 1_000_000
-LOG_BACKUPS = 3
-
-
-def setup_logging() -> None:
-    """Log to gpudesk.log in the log folder, rotated at start-up when it passed LOG_MAX_BYTES
-    (logging.handlers' rotating handler would cost the start-up its socket and pickle imports)."""
-    root = logging.getLogger()
-    if any(getattr(h, "gpudesk_log", False) for h in root.handlers):
-        return
-    try:
-        path = paths.log_dir() / "gpudesk.log"
-        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
-            for i in range(LOG_BACKUPS - 1, 0, -1):
-                older = path.with_name(f"{path.name}.{i}")
-                if older.exists():
-                    older.replace(path.with_name(f"{path.name}.{i + 1}"))
-            path.replace(path.with_name(f"{path.name}.1"))
-        handler = logging.FileHandler(path, encoding="utf-8", delay=True)
-    except OSError:
-        return
-    handler.gpudesk_log = True
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
 
 
 def settings_store() -> QSettings:
@@ -164,4 +138,4 @@ def run_app(quit_after_startup: bool = False, database_url: str | None = None) -
     return app.exec()
 
 
-__all__ = ["make_application", "run_app", "settings_store", "Qt"]
+__all__ = ["make_application", "run_app", "settings_store", "setup_logging", "Qt"]

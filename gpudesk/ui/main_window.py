@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import platform
+import sqlite3
 import threading
 
 from PySide6.QtCore import QByteArray, QSize, Qt, QThread, QTimer, Signal
@@ -48,6 +49,7 @@ class CatalogueLoader(QThread):
     previewed = Signal(object)  # the stored catalogue, read-only, before the full open
     loaded = Signal(object)
     failed = Signal(str)
+    damaged = Signal(object)  # a DamagedDatabaseError: the database file needs repair
 
     def __init__(self, database_url: str | None, parent=None):
         super().__init__(parent)
@@ -70,6 +72,8 @@ class CatalogueLoader(QThread):
                         self.preview_shown.wait(2.0)
             except Exception:  # the full open below reports real problems
                 log.exception("start-up snapshot failed")
+        from gpudesk.core.catalogue.backup import DamagedDatabaseError  # standard library only
+
         try:
             from gpudesk.core.catalogue import open_catalogue
             from gpudesk.core.catalogue.fields import KINDS
@@ -77,10 +81,28 @@ class CatalogueLoader(QThread):
             catalogue = open_catalogue(self.database_url)
             for kind in KINDS:
                 catalogue.items(kind)  # warm the cache here, not on the UI thread
+            self._daily_backup(catalogue)
             self.loaded.emit(catalogue)
+        except DamagedDatabaseError as exc:
+            log.error("%s", exc)
+            self.damaged.emit(exc)
         except Exception as exc:  # shown to the user; details in the log
             log.exception("cannot open the catalogue")
             self.failed.emit(f"{type(exc).__name__}: {exc}")
+
+
+    @staticmethod
+    def _daily_backup(catalogue) -> None:
+        """A backup a day while the app is used (core.catalogue.backup keeps the newest few)."""
+        from gpudesk.core.catalogue import backup, db
+
+        database = db.sqlite_file(catalogue.engine)
+        if database is None:
+            return
+        try:
+            backup.backup_if_due(database)
+        except (OSError, backup.BackupError, sqlite3.Error) as exc:  # the app works on; the log says why
+            log.warning("the daily backup of %s failed: %s", database, exc)
 
 
 class MainWindow(QMainWindow):
@@ -92,6 +114,8 @@ class MainWindow(QMainWindow):
         self.database_url = database_url
         self.catalogue = None
         self._loader: CatalogueLoader | None = None
+        self.recovery_dialog = None  # the RecoveryDialog while it is shown
+        self.repair_message = ""  # what the last repair did
         self.undo_group = QUndoGroup(self)
         self.setWindowTitle(APP_DISPLAY_NAME)
         self.setMinimumSize(QSize(980, 640))
@@ -154,6 +178,7 @@ class MainWindow(QMainWindow):
         self._loader.previewed.connect(self._catalogue_previewed)
         self._loader.loaded.connect(self._catalogue_loaded)
         self._loader.failed.connect(self._catalogue_failed)
+        self._loader.damaged.connect(self._catalogue_damaged)
         self._loader.start()
 
     def wait_loaded(self, timeout_ms: int = 30000) -> bool:
@@ -186,6 +211,51 @@ class MainWindow(QMainWindow):
         QMessageBox.critical(self, "Cannot open the catalogue",
                              f"gpudesk could not open its catalogue database.\n\n{message}\n\n"
                              f"Log: {paths.log_dir() / 'gpudesk.log'}")
+
+    def _catalogue_damaged(self, error) -> None:
+        """Ask what to do about a damaged database; nothing is changed before the user answers."""
+        from gpudesk.core.catalogue.backup import newest_good_backup
+        from gpudesk.ui.widgets.recovery import RecoveryDialog
+
+        self.catalogue_status.setText("Catalogue database damaged")
+        self.catalogueFailed.emit(str(error))
+        dialog = RecoveryDialog(error.path, error.detail, newest_good_backup(error.path), self)
+        self.recovery_dialog = dialog
+        dialog.finished.connect(lambda _result: self._recover(dialog, error.path))
+        dialog.open()
+
+    def _recover(self, dialog, database) -> None:
+        from gpudesk.core.catalogue.backup import restore_backup
+        from gpudesk.core.catalogue.repair import rebuild
+        from gpudesk.ui.widgets.recovery import QUIT, RESTORE
+
+        self.recovery_dialog = None
+        if dialog.choice == QUIT:
+            self.close()
+            return
+        if self._loader is not None:
+            self._loader.wait()
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            if dialog.choice == RESTORE:
+                text = restore_backup(dialog.newest_backup.name, database).format_text()
+            else:
+                text = rebuild(database).format_text()
+        except Exception as exc:  # shown to the user; details in the log
+            log.exception("repairing %s failed", database)
+            QMessageBox.critical(self, "The repair failed", f"{database}: {exc}\n\n"
+                                 f"Log: {paths.log_dir() / 'gpudesk.log'}")
+            return
+        finally:
+            QApplication.restoreOverrideCursor()
+        self.repair_message = text
+        self.statusBar().showMessage(text.splitlines()[0], 15000)
+        box = QMessageBox(QMessageBox.Icon.Information, "The catalogue database was repaired", text,
+                          QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+        self._loader = None
+        self.start()
 
     # ------------------------------------------------------------------ pages
     def _install_page(self, key: str, widget: QWidget) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from sqlalchemy import Engine, create_engine, event, inspect, text
 
 from gpudesk.core import paths
+from gpudesk.core.catalogue import backup
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ def default_url() -> str:
 def make_engine(url: str | None = None) -> Engine:
     url = url or default_url()
     is_sqlite = url.startswith("sqlite")
-    kwargs = {"connect_args": {"timeout": 30}} if is_sqlite else {}
+    kwargs = {"connect_args": {"timeout": backup.LOCK_TIMEOUT_S}} if is_sqlite else {}
     engine = create_engine(url, **kwargs)
     if is_sqlite:
 
@@ -40,6 +41,21 @@ def make_engine(url: str | None = None) -> Engine:
             cursor.close()
 
     return engine
+
+
+def sqlite_file(engine: Engine) -> Path | None:
+    """The file of an SQLite database, or None (another server, or in memory)."""
+    url = engine.url
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:" \
+            and not url.database.startswith("file:"):
+        return Path(url.database)
+    return None
+
+
+def needs_migration(engine: Engine) -> bool:
+    """Whether an existing schema is older than the newest (a new, empty database is not)."""
+    revision = current_revision(engine)
+    return revision is not None and revision != HEAD_REVISION
 
 
 def current_revision(engine: Engine) -> str | None:

@@ -33,7 +33,7 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -676,6 +676,7 @@ def apply_update(catalogue: Catalogue, plan: UpdatePlan) -> dict[str, int]:
     the plan was made; returns the counts of added, changed, removed and kept records."""
     from sqlalchemy.orm import Session
 
+    catalogue.backup("before-catalogue-import")
     installed = installed_dir(catalogue.engine)
     installed.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{installed.name}.", suffix=".tmp", dir=installed.parent))
@@ -918,7 +919,8 @@ def imported_bundle(session: Session) -> dict | None:
     return info if isinstance(info, dict) else None
 
 
-def sync_catalogue(session: Session, shipped_dir: Path, force: bool = False) -> dict[str, int] | None:
+def sync_catalogue(session: Session, shipped_dir: Path, force: bool = False,
+                   before_upgrade: Callable[[str], object] | None = None) -> dict[str, int] | None:
     """Load the installed catalogue into the database when it changed (or when `force`); the caller
     commits. The installed catalogue is the one gpudesk ships (`shipped_dir`), unless an imported
     bundle at least as new is applied: then its kept files, and when those are missing (another
@@ -929,6 +931,8 @@ def sync_catalogue(session: Session, shipped_dir: Path, force: bool = False) -> 
         return None
     if not force and not sync.needs_sync(session, source):
         return None
+    if before_upgrade is not None and not force and sync.get_meta(session, "version"):
+        before_upgrade("before-catalogue-update")  # a new catalogue over an existing one: back up first
     counts = sync.sync_bundle(session, source, load_catalogue_dir(source))
     if source == shipped_dir and sync.get_meta(session, IMPORTED_META):
         sync.set_meta(session, IMPORTED_META, "")

@@ -14,7 +14,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from gpudesk.core import paths
-from gpudesk.core.catalogue import db, sync
+from gpudesk.core.catalogue import backup, db, sync
 from gpudesk.core.catalogue.fields import KIND_NOUNS, KINDS, FieldError, field_map, parse_value
 from gpudesk.core.catalogue.models import MODELS, WorkloadPreset
 from gpudesk.core.catalogue.reading import (
@@ -49,10 +49,26 @@ class Catalogue(CatalogueReader):
     @classmethod
     def open(cls, url: str | None = None, data_dir: Path | None = None) -> Catalogue:
         """Open (creating or upgrading) the database and load the bundled catalogue if it changed."""
+        from sqlalchemy.exc import DatabaseError
+
         engine = db.make_engine(url)
-        db.migrate(engine)
-        catalogue = cls(engine, data_dir or paths.bundled_data_dir())
-        catalogue.sync_if_needed()
+        database = db.sqlite_file(engine)
+        try:
+            if database is not None:
+                backup.check_database(database)  # PRAGMA quick_check: a damaged file is reported, not used
+                if db.needs_migration(engine):
+                    backup.make_backup(database, "before-migration")
+            db.migrate(engine)
+            catalogue = cls(engine, data_dir or paths.bundled_data_dir())
+            catalogue.sync_if_needed()
+        except DatabaseError as exc:
+            engine.dispose()
+            if database is not None and backup.is_damage(exc):
+                raise backup.DamagedDatabaseError(database, str(exc.orig)) from exc
+            raise
+        except BaseException:
+            engine.dispose()
+            raise
         return catalogue
 
     def sync_if_needed(self, force: bool = False) -> dict[str, int] | None:
@@ -60,12 +76,17 @@ class Catalogue(CatalogueReader):
         from gpudesk.core.catalogue.exchange import sync_catalogue
 
         with self._sessions() as session:
-            counts = sync_catalogue(session, self.data_dir, force)
+            counts = sync_catalogue(session, self.data_dir, force, before_upgrade=self.backup)
             if counts is None:
                 return None
             session.commit()
         self._cache.clear()
         return counts
+
+    def backup(self, reason: str) -> Path | None:
+        """A backup of an SQLite database file (see backup.py); None for other databases."""
+        database = db.sqlite_file(self.engine)
+        return backup.make_backup(database, reason) if database is not None else None
 
     def close(self) -> None:
         self.engine.dispose()
