@@ -143,7 +143,7 @@ def test_llama_bench_depth_is_a_condition_of_the_workload():
     ("llama 7B Q4_0", "Q4_0", "q4"),
     ("llama 7B F16", "F16", "fp16"),
     ("llama 8B BF16", "BF16", "bf16"),
-    ("llama 7B Q8_0", "Q8_0", "int8"),
+    ("llama 7B Q8_0", "Q8_0", "q8"),
     ("gpt-oss 20B MXFP4 MoE", "MXFP4", "q4"),
     ("llama 7B IQ2_XXS - 2.0625 bpw", "IQ2_XXS", "q4"),
     ("llama 7B all F32", "F32", "fp32"),

@@ -41,7 +41,7 @@ def workloads(draw, kind=None):
     params = 12.0 * layers * d_model ** 2 * draw(st.floats(1.0, 1.5))
     common = dict(kind=kind, params=params, layers=layers, d_model=d_model, heads=heads, seq_len=draw(st.sampled_from([512, 2048, 8192])))
     if kind == "infer":
-        return Workload(**common, precision=draw(st.sampled_from(["fp16", "fp8", "int8", "q4"])),
+        return Workload(**common, precision=draw(st.sampled_from(["fp16", "fp8", "int8", "q8", "q4"])),
                         prompt_tokens=draw(st.integers(1, 4096)), output_tokens=draw(st.integers(1, 2048)),
                         concurrency=draw(st.integers(1, 64)))
     return Workload(**common, precision=draw(st.sampled_from(PRECISIONS)), tokens=draw(st.floats(1e6, 1e12)),

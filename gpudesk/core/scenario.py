@@ -23,7 +23,7 @@ FORMAT_VERSION = 1
 MAX_FILE_BYTES = 20 * 1024 * 1024
 
 KINDS = ("train", "finetune", "infer")
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "q4", "fp4")
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "q8", "q4", "fp4")
 SHARDINGS = ("auto", "none", "zero1", "zero2", "zero3", "fsdp", "hsdp")
 RECOMPUTE = ("none", "selective", "full")
 ATTENTIONS = ("mha", "gqa", "mqa", "mla")
@@ -428,7 +428,7 @@ def _check_workload(w: dict, problems: list[str]) -> None:
         for key in ("prompt_tokens", "output_tokens", "concurrency"):
             if key in w:
                 problems.append(f"workload.{key}: only used for inference (kind 'infer')")
-        if w.get("precision") in ("int8", "int4", "q4", "fp4"):
+        if w.get("precision") in ("int8", "int4", "q8", "q4", "fp4"):
             problems.append(f"workload.precision: '{w['precision']}' is an inference format; train in fp32, tf32, fp16, bf16 or fp8")
     if w.get("kind") != "finetune" and w.get("method") not in (None, "full"):
         problems.append("workload.method: LoRA and QLoRA apply to kind 'finetune'")

@@ -80,8 +80,9 @@ def quantisation(model_type: str) -> str | None:
 
 
 def precision_of(quant: str | None) -> str | None:
-    """The estimator's precision for a GGUF quantisation: F16/BF16/F32 as such, Q8_0 int8, every
-    4-6-bit k-/i-quant and MXFP4 the 'q4' class (dequantised on the fly); None when unknown."""
+    """The estimator's precision for a GGUF quantisation: F16/BF16/F32 as such, Q8_0 the 'q8' class,
+    every 4-6-bit k-/i-quant and MXFP4 the 'q4' class (block formats dequantised on the fly, 16-bit
+    math); None when unknown."""
     if not quant:
         return None
     q = quant.upper()
@@ -92,7 +93,7 @@ def precision_of(quant: str | None) -> str | None:
     if q in ("BF16",):
         return "bf16"
     if q.startswith("Q8"):
-        return "int8"
+        return "q8"
     if q in ("MXFP4", "NVFP4") or re.match(r"^(I?Q[1-6]|TQ)", q):
         return "q4"
     return None

@@ -176,7 +176,7 @@ def build_input(catalogue, m: Measurement, calibrations: tuple[Calibration, ...]
             tokens = samples * seq
         gbt = _num(wl.get("global_batch_size"))
         work = Workload(kind="finetune" if wl.get("method") == "lora" else "train", params=params, tokens=tokens,
-                        seq_len=seq, precision="bf16" if precision in ("fp16", "bf16", "q4", "int8") else precision,
+                        seq_len=seq, precision="bf16" if precision in ("fp16", "bf16", "q4", "q8", "int8") else precision,
                         global_batch_tokens=gbt * seq if gbt else None, method=wl.get("method") or "full",
                         name=str(wl.get("model") or ""), **shape)
         notes.append("Training at BF16 (mixed precision) assumed.")
@@ -314,7 +314,7 @@ def plausibility(m: Measurement, device: Device | None) -> list[str]:
                            f"{bw / 1e9:,.0f} GB/s of memory bandwidth: at most {limit:,.1f} tokens/s is physically "
                            "possible")
     peak, _note = inference_peak(device, precision if precision in ("fp32", "tf32", "fp16", "bf16", "fp8", "int8",
-                                                                    "int4", "q4", "fp4") else "fp16")
+                                                                    "int4", "q8", "q4", "fp4") else "fp16")
     if peak and per_token_params:
         flops = count * peak * 1e12
         limit = flops / (2.0 * per_token_params)

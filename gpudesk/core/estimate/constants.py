@@ -23,11 +23,13 @@ MODERN_VOCAB = 128_256
 
 # --------------------------------------------------------------------------- precisions
 TRAINING_PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8")
-QUANTISED = ("int4", "q4", "fp4")
+# llama.cpp's block formats keep 16-bit math: Q8_0 is "q8" (8 bits and a 16-bit scale per 32
+# weights), Q4_0/Q4_K and the other 2-6-bit quants "q4"; "int8" is INT8 matrix math (W8A8).
+QUANTISED = ("int4", "q4", "q8", "fp4")
 # Bytes per weight as stored: llama.cpp's Q8_0 and Q4_0 carry one FP16 scale per 32 weights
 # (8.5 and 4.5 bits per weight; ggml/src/ggml-common.h block layouts).
 WEIGHT_BYTES = {"fp32": 4.0, "tf32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0625,
-                "int4": 0.5625, "q4": 0.5625, "fp4": 0.5625}
+                "int4": 0.5625, "q4": 0.5625, "q8": 1.0625, "fp4": 0.5625}
 KV_BYTES = {"fp8": 1.0}  # otherwise 2: a 16-bit KV cache
 
 # FP8 training speeds up only the matrix multiplications (Micikevicius et al. 2022, "FP8 formats
@@ -141,7 +143,7 @@ KERNELS_PER_LAYER_DECODE = 14.0
 KERNELS_PER_LAYER_DECODE_EAGER = 26.0
 # Integer/vector operations per weight to dequantise 4- and 8-bit weights on the fly in
 # matrix-vector kernels (unpack, offset, scale, multiply-add) (fitted).
-DEQUANT_OPS_PER_WEIGHT = {"int4": 6.0, "q4": 6.0, "fp4": 4.0, "int8": 3.0}
+DEQUANT_OPS_PER_WEIGHT = {"int4": 6.0, "q4": 6.0, "q8": 3.0, "fp4": 4.0, "int8": 3.0}
 # How much of the dequantisation work overlaps with the memory traffic in the same kernel.
 DEQUANT_OVERLAP = 0.5
 # Serving engines reserve a share of device memory for weights, activations and KV cache (vLLM's
@@ -161,7 +163,7 @@ PREFILL_GEMM_SHARE = Band(0.65, 0.85, 0.95, "prompt processing reaches most of t
 # 16-bit matrix rate: in llama.cpp PR 4766, pp512 of LLaMA-7B Q4_0 runs at 0.72 (RTX 4090) and 0.81
 # (RTX 3090) of F16. Without matrix units (Apple's GPU) the unpacking shares the ALUs with the
 # multiply-adds and is amortised over the rows of a tile: no penalty is applied.
-WEIGHT_ONLY_4BIT = ("int4", "q4")
+WEIGHT_ONLY_4BIT = ("int4", "q4", "q8")  # weight-only block formats, unpacked in the matrix kernels
 WEIGHT_ONLY_PREFILL_SHARE = 0.75
 # Decode GEMMs reach a share of the matrix rate once batching makes them compute-bound.
 DECODE_GEMM_SHARE = 0.6

@@ -139,7 +139,7 @@ def _estimate(inp, s, device, topo, cases: list[Serving], peak, reasons, notes, 
     calibrated = any(n.code == "calibrated" for n in notes)
     spread = 0.0 if calibrated else C.MODEL_ERROR["inference"]
     # the fastest a decode step can be: its bytes at the datasheet's full memory bandwidth
-    floor_step = (m.weights_gb + m.kv_gb) * 1e9 / ((device.mem_bandwidth_gbs or 1.0) * 1e9)
+    floor_step = m.step_bytes / ((device.mem_bandwidth_gbs or 1.0) * 1e9)
     headroom = max(1.0, m.step_s / floor_step) if floor_step > 0 else float("inf")
     est = Estimate(w.kind, True, reasons, _range([c.output_tokens_per_s for c in cases], spread),
                    _range([c.round_s for c in cases], spread), None, memory, Range.exact(0.0), None, None,

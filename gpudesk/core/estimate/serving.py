@@ -45,7 +45,7 @@ def inference_peak(device: Device, precision: str) -> tuple[float | None, str]:
     order = {
         "fp32": ("fp32",), "tf32": ("tf32", "fp32"), "fp16": ("fp16", "bf16", "fp32"), "bf16": ("bf16", "fp16", "fp32"),
         "fp8": ("fp8", "bf16", "fp16", "fp32"), "int8": ("int8", "fp8", "fp16", "bf16", "fp32"),
-        "int4": ("fp16", "bf16", "fp32"), "q4": ("fp16", "bf16", "fp32"), "fp4": ("fp4", "fp8", "fp16", "bf16", "fp32"),
+        "int4": ("fp16", "bf16", "fp32"), "q4": ("fp16", "bf16", "fp32"), "q8": ("fp16", "bf16", "fp32"), "fp4": ("fp4", "fp8", "fp16", "bf16", "fp32"),
     }.get(precision, ("fp16", "bf16", "fp32"))
     profile = profile_of(device)
     for key in order:
@@ -122,11 +122,13 @@ class Serving:
     bound: str
     weights_gb: float
     kv_gb: float
+    step_bytes: float = 0.0  # bytes one device reads in one decode step
 
 
 def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, batch: int, context: float,
-                server: bool) -> tuple[float, str]:
-    """Seconds of one decode step of `batch` sequences at `context` tokens, and what bounds it."""
+                server: bool) -> tuple[float, str, float]:
+    """Seconds of one decode step of `batch` sequences at `context` tokens, what bounds it, and the
+    bytes each device reads in it (weights the step touches and the running sequences' KV cache)."""
     split = lay.tp * lay.pp
     experts = expert_params(s)
     touched = 1.0
@@ -156,7 +158,7 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     if lay.pp > 1:
         comm += (lay.pp - 1) * topo.intra_latency_s
     step = max(memory, compute) + kernels + comm + (e.step_overhead_s if server else 0.0)
-    return step, ("compute" if compute > memory else "memory bandwidth")
+    return step, ("compute" if compute > memory else "memory bandwidth"), weights + kv
 
 
 def prefill(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout) -> tuple[float, float]:
@@ -205,7 +207,7 @@ def serve(w: Workload, s: Shape, device: Device, topo: Topology, lay: Layout, e:
     cap = int(w.max_batch or (C.SERVER_MAX_BATCH if server else per_replica))
     batch = min(per_replica, fit, cap)
     limit = "concurrency" if batch == per_replica else ("kv_cache" if batch == fit else "max_batch")
-    step, bound = decode_step(w, s, e, topo, lay, batch, context, server)
+    step, bound, step_bytes = decode_step(w, s, e, topo, lay, batch, context, server)
     step /= decode_factor
     pre_s, pre_token = prefill(w, s, e, topo, lay)
     pre_s, pre_token = pre_s / prefill_factor, pre_token / prefill_factor
@@ -221,7 +223,8 @@ def serve(w: Workload, s: Shape, device: Device, topo: Topology, lay: Layout, e:
         ttft = (queued / rate if queued > 0 else 0.0) + w.prompt_tokens * pre_token + step
     total_rate = rate * lay.replicas
     return Serving(lay, batch, limit, fit, per_replica - batch, step, pre_s, pre_token, total_rate,
-                   total_rate * out_tokens, tpot, ttft, users / total_rate, bound, weights_gb, kv_seq * batch)
+                   total_rate * out_tokens, tpot, ttft, users / total_rate, bound, weights_gb, kv_seq * batch,
+                   step_bytes)
 
 
 def layouts(w: Workload, s: Shape, topo: Topology) -> list[Layout]:

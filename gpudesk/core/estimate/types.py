@@ -10,7 +10,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "q4", "fp4")
+PRECISIONS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "int4", "q8", "q4", "fp4")
 WORKLOAD_KINDS = ("train", "finetune", "infer")
 SHARDINGS = ("auto", "none", "zero1", "zero2", "zero3", "fsdp", "hsdp")
 RECOMPUTE = ("none", "selective", "full")

@@ -285,7 +285,7 @@ class CompareView(QWidget):
         self.seq_len.setSuffix(" tokens")
         self.precision = QComboBox()
         self.precision.setObjectName("precision")
-        for p in ("bf16", "fp16", "fp8", "fp32", "tf32", "int8", "q4", "fp4"):
+        for p in ("bf16", "fp16", "fp8", "fp32", "tf32", "int8", "q8", "q4", "fp4"):
             self.precision.addItem(p.upper(), p)
         self.prompt = QSpinBox()
         self.prompt.setRange(0, 10_000_000)
@@ -796,7 +796,7 @@ class CompareView(QWidget):
                 w.pop("method")
             if kind == "finetune":
                 w.setdefault("method", "lora")
-            if w.get("precision") in ("int8", "q4", "fp4"):
+            if w.get("precision") in ("int8", "q8", "q4", "fp4"):
                 w["precision"] = "bf16"
         # a layout that no longer matches the model's width is dropped rather than refused
         if w.get("layers") and w.get("d_model") and 12.0 * w["layers"] * w["d_model"] ** 2 > 3.0 * w["params"]:
