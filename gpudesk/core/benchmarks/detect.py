@@ -3,8 +3,10 @@ the right importer. Detection follows FORMATS.md section 20: first match wins.""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from gpudesk.core.benchmarks import (
     gpudesk_schema,
@@ -16,7 +18,7 @@ from gpudesk.core.benchmarks import (
     vllm,
 )
 from gpudesk.core.benchmarks._common import Item, any_key, has_keys
-from gpudesk.core.benchmarks.reader import HEAD_CHARS, Source, SourceError, open_source
+from gpudesk.core.benchmarks.reader import HEAD_CHARS, Record, Source, SourceError, iter_json, open_source
 from gpudesk.core.benchmarks.types import ParseResult, Problem, collect
 
 # format name -> (module, words for messages)
@@ -48,14 +50,138 @@ UNSUPPORTED = {
     "gpu-burn": "gpu-burn output",
 }
 
+UNSUPPORTED_ADVICE = {
+    "guidellm": " (GuideLLM's report is not vLLM's result format, though some key names match): re-run the same "
+                "load with `vllm bench serve --save-result` to import it, or take the figures from GuideLLM's "
+                "console table",
+}
+
 SUPPORTED_WORDS = ("llama-bench (JSON/JSONL), vLLM (serve --save-result, sweep, throughput, latency), SGLang "
                    "bench_serving, trtllm-bench --report_json, MLPerf Inference/Training logs and system JSON, "
                    "nccl-tests text output, and gpudesk's own JSON (resources/schema/benchmark.schema.json)")
 
 
+JSON_FULL_CAP = 64 << 20  # JSON files up to this size are parsed whole to decide their tool
+MAX_DETECT_RECORDS = 20  # records of a JSON Lines/array file looked at before giving up
+SKELETON_ITEMS = 3  # list elements kept in a record's skeleton (per-request arrays are cut to these)
+
+
+@dataclass
+class Detection:
+    """Which tool a file was taken for (`format`: a key of IMPORTERS or UNSUPPORTED, None when
+    unknown) and why (`reason`, a short sentence for the preview and the import report)."""
+
+    format: str | None
+    reason: str
+
+
 def detect(text: str) -> str | None:
-    """The format of a file from (the start of) its text: a key of IMPORTERS or UNSUPPORTED, else None."""
-    head = text[:HEAD_CHARS] if text else ""
+    """The format of a file from its text: a key of IMPORTERS or UNSUPPORTED, else None. A JSON text
+    (up to JSON_FULL_CAP) is parsed whole, so keys anywhere in it count; other texts are judged
+    from their start."""
+    return detect_text(text).format
+
+
+def detect_text(text: str) -> Detection:
+    return detect_source(Source("<text>", text=text or ""))
+
+
+def detect_source(src: Source) -> Detection:
+    """Decide the tool from the content: JSON up to JSON_FULL_CAP is parsed whole (record by
+    record, stopping at the first one that names its tool) and judged by its keys and structure;
+    a larger JSON file by its start and end; any other text by its start."""
+    head = src.head()
+    if not head.strip():
+        return Detection(None, "the file is empty or blank")
+    first = head.lstrip("\ufeff \t\r\n")[:1]
+    if first in ("{", "["):
+        size = src.size()
+        if size <= JSON_FULL_CAP:
+            found = _detect_json(src)
+            if found is not None:
+                return found
+        else:
+            tail = _tail(src)
+            fmt = _detect_head(head + "\n" + tail)
+            if fmt is not None:
+                return Detection(fmt, f"{describe(fmt)}: recognised from the keys at the start and end of a JSON "
+                                 f"file over {JSON_FULL_CAP >> 20} MB")
+    fmt = _detect_head(head[:HEAD_CHARS])
+    if fmt is None:
+        return Detection(None, "no known tool's keys or table headers in the file")
+    return Detection(fmt, f"{describe(fmt)}: recognised from {_why_text(fmt)} at the start of the file")
+
+
+def _why_text(fmt: str) -> str:
+    return {"nccl-tests": "its result table header (size, count, type ... busbw)",
+            "mlperf-inference": "its LoadGen log lines", "mlperf-training": "its :::MLLOG lines",
+            "ollama": "its 'eval rate' lines", "gpu-burn": "its progress lines"}.get(fmt, "its keys")
+
+
+def _tail(src: Source, chars: int = HEAD_CHARS) -> str:
+    if src.path is not None:
+        with open(src.path, "rb") as handle:
+            size = handle.seek(0, 2)
+            handle.seek(max(0, size - chars * 4))
+            return handle.read().decode("utf-8", errors="replace")[-chars:]
+    return (src.text or "")[-chars:]
+
+
+def skeleton(value: object, depth: int = 0) -> object:
+    """A value with every list cut to its first SKELETON_ITEMS elements: all the keys of a record,
+    at a size the text rules can read whatever the per-request arrays hold."""
+    if depth > 8:
+        return None
+    if isinstance(value, dict):
+        return {k: skeleton(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [skeleton(v, depth + 1) for v in value[:SKELETON_ITEMS]]
+    return value
+
+
+def _detect_json(src: Source) -> Detection | None:
+    looked = 0
+    plain = Source(src.name, path=src.path, text=src.text)  # no progress callbacks while detecting
+    for item in iter_json(plain):
+        if not isinstance(item, Record):
+            continue
+        looked += 1
+        value = item.value
+        if isinstance(value, dict):
+            found = _detect_structure(value)
+            if found is not None:
+                return found
+            text = json.dumps(skeleton(value), allow_nan=True, default=str)
+            fmt = _detect_head(text)
+            if fmt is not None:
+                where = "the whole JSON document was read" if item.index == 0 and not item.in_array else \
+                    f"record {item.index} of the file"
+                return Detection(fmt, f"{describe(fmt)}: recognised from its keys ({where})")
+        if looked >= MAX_DETECT_RECORDS:
+            break
+    return None
+
+
+def _detect_structure(value: dict) -> Detection | None:
+    """Tools told apart by structure rather than key names (GuideLLM shares requests_per_second and
+    tokens_per_second with vLLM's throughput output, but nests them in its own objects)."""
+    benchmarks = value.get("benchmarks")
+    if isinstance(benchmarks, list) and benchmarks:
+        for b in benchmarks[:5]:
+            if not isinstance(b, dict):
+                continue
+            kind = str(b.get("type_") or "")
+            metrics = b.get("metrics")
+            nested = isinstance(metrics, dict) and any(
+                isinstance(metrics.get(k), dict) for k in ("requests_per_second", "tokens_per_second",
+                                                            "output_tokens_per_second", "request_latency"))
+            if kind.endswith("benchmark") or nested or isinstance(b.get("run_stats"), dict):
+                why = f"type_ '{kind}'" if kind else "requests_per_second/tokens_per_second as distributions"
+                return Detection("guidellm", f"GuideLLM: its 'benchmarks' hold GuideLLM benchmark objects ({why})")
+    return None
+
+
+def _detect_head(head: str) -> str | None:
     if not head.strip():
         return None
     if gpudesk_schema.looks_like(head):
@@ -119,33 +245,44 @@ def describe(fmt: str | None) -> str:
 def iter_any(source, source_name: str | None = None, *, system: dict | None = None,
              max_bytes: int | None = None, src: Source | None = None) -> tuple[str | None, Iterator[Item]]:
     """(format, stream of measurements/problems/context) for any supported file."""
+    detection, items = iter_detected(source, source_name, system=system, max_bytes=max_bytes, src=src)
+    return detection.format, items
+
+
+def iter_detected(source, source_name: str | None = None, *, system: dict | None = None,
+                  max_bytes: int | None = None, src: Source | None = None,
+                  detection: Detection | None = None) -> tuple[Detection, Iterator[Item]]:
+    """(what the file was taken for and why, stream of measurements/problems/context)."""
     if src is None:
         try:
             src = open_source(source, source_name, max_bytes)
         except SourceError as exc:
-            return None, iter([exc.problem])
-    try:
-        head = src.head()
-    except OSError as exc:
-        return None, iter([Problem(src.name, "", f"the file cannot be read ({exc.strerror or exc})", "error")])
-    fmt = detect(head)
+            return Detection(None, "the file could not be opened"), iter([exc.problem])
+    if detection is None:
+        try:
+            detection = detect_source(src)
+        except OSError as exc:
+            return Detection(None, "the file could not be read"), iter(
+                [Problem(src.name, "", f"the file cannot be read ({exc.strerror or exc})", "error")])
+    fmt = detection.format
     if fmt is None:
-        return None, iter([Problem(src.name, "", "the format is not recognised from its content. gpudesk imports "
-                                   + SUPPORTED_WORDS, "error")])
+        return detection, iter([Problem(src.name, "", "the format is not recognised from its content. gpudesk "
+                                        "imports " + SUPPORTED_WORDS, "error")])
     if fmt in UNSUPPORTED:
-        return fmt, iter([Problem(src.name, "", f"this looks like {UNSUPPORTED[fmt]}, which gpudesk does not import "
-                                  "yet; convert it to gpudesk's own JSON format (resources/schema/"
-                                  "benchmark.schema.json, example beside it)", "error")])
+        return detection, iter([Problem(src.name, "", f"this looks like {UNSUPPORTED[fmt]}, which gpudesk does not "
+                                        "import yet" + UNSUPPORTED_ADVICE.get(fmt, "") + "; or convert it to gpudesk's "
+                                        "own JSON format (resources/schema/benchmark.schema.json, example beside it)",
+                                        "error")])
     module = IMPORTERS[fmt][0]
     if module is mlperf:
         if system is None and src.path is not None and fmt in ("mlperf-inference", "mlperf-training"):
             system, where = mlperf.find_system_beside(src.path)
             if system is not None:
-                return fmt, _guarded(src.name, module.iter_parse(src, system=system),
-                                     Problem(src.name, "", f"hardware taken from the system description {where} "
-                                             "found beside it", "info"))
-        return fmt, _guarded(src.name, module.iter_parse(src, system=system))
-    return fmt, _guarded(src.name, module.iter_parse(src))
+                return detection, _guarded(src.name, module.iter_parse(src, system=system),
+                                           Problem(src.name, "", f"hardware taken from the system description "
+                                                   f"{where} found beside it", "info"))
+        return detection, _guarded(src.name, module.iter_parse(src, system=system))
+    return detection, _guarded(src.name, module.iter_parse(src))
 
 
 INTERNAL = "gpudesk could not read this file (an error in gpudesk"
@@ -167,8 +304,8 @@ def _guarded(name: str, items: Iterator[Item], first: Item | None = None) -> Ite
 def parse_any(path, source_name: str | None = None, *, system: dict | None = None,
               max_bytes: int | None = None) -> ParseResult:
     """Parse a result file of any supported format, detected from its content."""
-    fmt, items = iter_any(path, source_name, system=system, max_bytes=max_bytes)
-    result = collect(items, fmt)
-    result.format = fmt
+    detection, items = iter_detected(path, source_name, system=system, max_bytes=max_bytes)
+    result = collect(items, detection.format)
+    result.format = detection.format
+    result.detected_by = detection.reason
     return result
-

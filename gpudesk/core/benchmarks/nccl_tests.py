@@ -16,8 +16,12 @@ from gpudesk.core.benchmarks.types import Measurement, ParseResult, Problem, col
 
 FORMAT = "nccl-tests"
 MAX_ROWS = 10_000
-_DEVICE_RE = re.compile(r"^#\s*Rank\s+(\d+)\s+Group\s+(\d+)\s+Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
-                        r"\[([^\]]*)\]\s+(.+?)\s*$")
+# "#  Rank  0 Group  0 Pid 1887 on worker-1 device  0 [0x8d] NVIDIA H100 80GB HBM3"; newer rccl-tests and
+# older nccl-tests leave out "Group N" ("#   Rank  0 Pid 590032 on host device  0 [0000:c1:00.0] AMD Instinct MI250X")
+_DEVICE_RE = re.compile(r"^#?\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+"
+                        r"\[([^\]]*)\]\s*(.*?)\s*$")
+# mpirun --tag-output: "[1,0]<stdout>:" before every line (and where output of ranks interleaves, mid-line)
+_TAG_RE = re.compile(r"\[\d+,\d+\]<std(?:out|err)>:")
 _HEADER_RE = re.compile(r"#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)\s+minBytes\s+(\d+)\s+maxBytes\s+(\d+)")
 _OP_RE = re.compile(r"\b(all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce|sendrecv|scatter|gather|"
                     r"hypercube)_perf\b")
@@ -57,58 +61,93 @@ def _row(line: str) -> dict | None:
     return row
 
 
+class _Test:
+    """One test of the log (a log may run all_reduce_perf, all_gather_perf ... in turn)."""
+
+    def __init__(self, op: str | None):
+        self.op = op
+        self.rows: list[tuple[int, dict]] = []
+        self.avg: float | None = None
+        self.header: dict = {}
+        self.devices: dict[tuple, str] = {}  # (rank, host, pid, device) -> name
+
+    @property
+    def started(self) -> bool:
+        return bool(self.rows) or self.avg is not None
+
+
 def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
     src, problem = open_or_problem(source, source_name)
     if problem is not None:
         yield problem
         return
     name = src.name
-    devices: list[tuple[str, str]] = []  # (host, device name); hosts only counted
-    rows: list[tuple[int, dict]] = []
-    header: dict = {}
-    op = None
-    avg = None
+    tests = [_Test(None)]
     wrong_total = 0
     other = 0
     first_other = 0
     for number, line in iter_lines(src):
         if line is None:
             continue
+        if "<std" in line:
+            line = _TAG_RE.sub("", line)
         text = line.strip()
         if not text:
             continue
-        if op is None:
-            m = _OP_RE.search(text)
-            if m:
-                op = m.group(1)
-        if text.startswith("#"):
+        test = tests[-1]
+        m = _OP_RE.search(text)
+        if m and not _DEVICE_RE.match(text):
+            if test.started:
+                tests.append(_Test(m.group(1)))
+            else:
+                test.op = m.group(1)
+            continue
+        if "Rank" in text:
             m = _DEVICE_RE.match(text)
             if m:
-                devices.append((m.group(4), " ".join(m.group(7).split())))
+                if test.rows:  # a header after a finished table: the next test (its command not echoed)
+                    test = _Test(None)
+                    tests.append(test)
+                test.devices[(m.group(1), m.group(4), m.group(3), m.group(5))] = " ".join(m.group(7).split())
                 continue
+        if text.startswith("#"):
             m = _HEADER_RE.search(text)
             if m:
-                header = {"n_threads": int(m.group(1)), "gpus_per_process": int(m.group(2)),
-                          "min_bytes": int(m.group(3)), "max_bytes": int(m.group(4))}
+                if test.rows:
+                    test = _Test(None)
+                    tests.append(test)
+                test.header = {"n_threads": int(m.group(1)), "gpus_per_process": int(m.group(2)),
+                               "min_bytes": int(m.group(3)), "max_bytes": int(m.group(4))}
                 it = re.search(r"warmup iters:\s*(\d+)\s+iters:\s*(\d+)", text)
                 if it:
-                    header["warmup_iters"], header["iters"] = int(it.group(1)), int(it.group(2))
+                    test.header["warmup_iters"], test.header["iters"] = int(it.group(1)), int(it.group(2))
                 continue
             m = re.search(r"Avg bus bandwidth\s*:\s*([^\s]+)", text)
             if m:
-                avg = parse_number(m.group(1))
+                test.avg = parse_number(m.group(1))
                 continue
             m = re.search(r"Out of bounds values\s*:\s*(\d+)", text)
             if m:
-                wrong_total = int(m.group(1))
+                wrong_total += int(m.group(1))
             continue
         row = _row(text)
         if row is not None:
-            if len(rows) < MAX_ROWS:
-                rows.append((number, row))
+            if test.avg is not None:  # rows after a footer: a further test
+                test = _Test(None)
+                tests.append(test)
+            if sum(len(t.rows) for t in tests) < MAX_ROWS:
+                test.rows.append((number, row))
             continue
         other += 1
         first_other = first_other or number
+    tests = [t for t in tests if t.started]
+    # the devices and header are printed once per test; a test that printed none shares the first's
+    first_devices = next((t.devices for t in tests if t.devices), {})
+    first_header = next((t.header for t in tests if t.header), {})
+    rows = [r for t in tests for r in t.rows]
+    avg = next((t.avg for t in tests if t.avg is not None), None)
+    devices = [(key[1], dev) for key, dev in first_devices.items()]
+    header = first_header
     if not rows and avg is None:
         yield Problem(name, "", "no nccl-tests result table (size, count, type, ... busbw) in this file", "error")
         return
@@ -118,11 +157,10 @@ def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[I
     if wrong_total:
         yield Problem(name, "", f"'Out of bounds values: {wrong_total}': the test found wrong results; figures stored "
                       "but flagged", "warning")
-    names = sorted({d for _h, d in devices})
+    names = sorted({d for _h, d in devices if d})
     hosts = len({h for h, _d in devices}) or None
     ranks = len(devices) or None
-    per_process = header.get("gpus_per_process", 1)
-    count = ranks * per_process if ranks else None
+    count = ranks  # one "# Rank" line per GPU, whatever the GPUs per process (-g)
     if len(names) == 1:
         match = matching.match_hardware(names[0], count)
         hardware_text = names[0]
@@ -134,18 +172,20 @@ def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[I
         hardware_text = ""
         yield Problem(name, "", "the log does not name the GPUs (no '# Rank ... device' lines): which accelerator and "
                       "how many? Answer with --gpu ID --count N", "question")
-    if op is None:
+    if any(t.op is None for t in tests):
         yield Problem(name, "", "the collective is not named in the log (no '*_perf' command line): stored as "
                       "'unknown'", "warning")
+    if len(tests) > 1:
+        yield Problem(name, "", f"{len(tests)} tests in this log (" + ", ".join(t.op or "unknown" for t in tests)
+                      + "): each stored under its own collective", "info")
     yield Problem(name, "", "the log does not say how the GPUs are connected (NVLink, PCIe, InfiniBand, RoCE ...)"
                   + (f" across its {hosts} nodes" if hosts and hosts > 1 else ""), "info")
     key = ("hw:" + hardware_text) if hardware_text else "sig:nccl-tests"
     # one fingerprint per run, so that identical figures of different runs are not taken for duplicates
-    run_id = hashlib.sha256(repr([r for _n, r in rows] + [avg, hardware_text, count]).encode()).hexdigest()[:16]
-    conditions = {"collective": op or "unknown", "nodes": hosts, "ranks": ranks, **header, "run": run_id}
-    conditions = {k: v for k, v in conditions.items() if v is not None}
+    run_id = hashlib.sha256(repr([r for _n, r in rows] + [[t.avg for t in tests], hardware_text, count])
+                            .encode()).hexdigest()[:16]
 
-    def make(metric, value, unit, workload, statistic="mean", index=0):
+    def make(metric, value, unit, workload, conditions, statistic="mean", index=0):
         m = Measurement(format=FORMAT, metric=metric, value=value, unit=unit, source_file=name, record_index=index,
                         hardware_text=hardware_text, accelerator_id=match.accelerator_id, accelerator_count=match.count,
                         match_confidence=match.confidence, match_reason=match.reason, hardware_key=key,
@@ -153,20 +193,26 @@ def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[I
         return finish(m)
 
     index = 0
-    for _number, row in rows:
-        for prefix, placement in (("out", "out-of-place"), ("in", "in-place")):
-            workload = {"collective": op or "unknown", "size_bytes": row["size_bytes"], "count": row["count"],
-                        "dtype": row["dtype"], "redop": row["redop"], "placement": placement}
-            if row["root"] is not None and row["root"] >= 0:
-                workload["root"] = row["root"]
-            t = row[prefix + "_time_us"]
-            if t is not None and t > 0:
-                yield make("collective_time_s", t * 1e-6, "s", dict(workload), index=index)
-            for metric, key_ in (("busbw_gbs", "_busbw"), ("algbw_gbs", "_algbw")):
-                value = row[prefix + key_]
-                if value is not None and value >= 0:
-                    yield make(metric, value, "GB/s", dict(workload), index=index)
-        index += 1
-    if avg is not None:
-        yield make("avg_busbw_gbs", avg, "GB/s", {"collective": op or "unknown"},
-                   statistic="mean over sizes", index=index)
+    for test in tests:
+        collective = test.op or "unknown"
+        conditions = {"collective": collective, "nodes": hosts, "ranks": ranks, **(test.header or header),
+                      "run": run_id}
+        conditions = {k: v for k, v in conditions.items() if v is not None}
+        for _number, row in test.rows:
+            for prefix, placement in (("out", "out-of-place"), ("in", "in-place")):
+                workload = {"collective": collective, "size_bytes": row["size_bytes"], "count": row["count"],
+                            "dtype": row["dtype"], "redop": row["redop"], "placement": placement}
+                if row["root"] is not None and row["root"] >= 0:
+                    workload["root"] = row["root"]
+                t = row[prefix + "_time_us"]
+                if t is not None and t > 0:
+                    yield make("collective_time_s", t * 1e-6, "s", dict(workload), conditions, index=index)
+                for metric, key_ in (("busbw_gbs", "_busbw"), ("algbw_gbs", "_algbw")):
+                    value = row[prefix + key_]
+                    if value is not None and value >= 0:
+                        yield make(metric, value, "GB/s", dict(workload), conditions, index=index)
+            index += 1
+        if test.avg is not None:
+            yield make("avg_busbw_gbs", test.avg, "GB/s", {"collective": collective}, conditions,
+                       statistic="mean over sizes", index=index)
+            index += 1

@@ -57,6 +57,7 @@ class FileReport:
     file: str  # as given
     name: str  # base name (what is stored)
     format: str | None = None
+    detected_by: str = ""  # which tool the file was taken for, and why
     status: str = FAILED
     read: int = 0  # measurements read from the file
     stored: int = 0
@@ -121,6 +122,7 @@ class FileReport:
             "name": self.name,
             "format": self.format,
             "format_name": detect_mod.describe(self.format) if self.format else None,
+            "detected_by": self.detected_by,
             "status": self.status,
             "ok": self.ok,
             "read": self.read,
@@ -182,6 +184,8 @@ class ImportReport:
         for f in self.files:
             what = detect_mod.describe(f.format) if f.format else "unrecognised"
             lines.append(f"{f.name} [{what}]: {f.summary()}")
+            if f.detected_by:
+                lines.append(f"    taken for: {f.detected_by}")
             if f.metrics:
                 lines.append("    metrics: " + ", ".join(f"{k} ×{v}" for k, v in sorted(f.metrics.items())))
             for hw in f.hardware_list():
@@ -400,12 +404,13 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
         return fr
 
     system = None
-    head = ""
     try:
-        head = src.head()
-    except OSError:
-        pass
-    fmt = detect_mod.detect(head)
+        detection = detect_mod.detect_source(src)
+    except OSError as exc:
+        fr.add_problem(Problem(src.name, "", f"the file cannot be read ({exc.strerror or exc})", "error"))
+        return fr
+    fmt = detection.format
+    fr.detected_by = detection.reason
     if fmt in ("mlperf-inference", "mlperf-training") and systems:
         # the system description imported with it: the only one, or the one its file name names;
         # otherwise the one found beside it (iter_any looks), else the importer asks
@@ -414,7 +419,8 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
         if system is not None:
             fr.add_problem(Problem(src.name, "", f"hardware taken from the system description "
                                    f"{system.get('system_file', '')} imported with it", "info"))
-    fmt, items = detect_mod.iter_any(None, src=src, system=system)
+    detection, items = detect_mod.iter_detected(None, src=src, system=system, detection=detection)
+    fmt = detection.format
     fr.format = fmt
 
     conn = catalogue.engine.connect()

@@ -162,6 +162,7 @@ class ParseResult:
     problems: list[Problem] = field(default_factory=list)
     format: str | None = None
     context: dict = field(default_factory=dict)  # e.g. an MLPerf system description
+    detected_by: str = ""  # which tool the file was taken for, and why
 
     @property
     def errors(self) -> list[Problem]:

@@ -51,8 +51,9 @@ def looks_like(head: str) -> bool:
 
 
 def looks_like_serving(head: str) -> bool:
-    return has_keys(head, "request_throughput") and any_key(head, "mean_ttft_ms", "median_ttft_ms") and \
-        any_key(head, "backend", "endpoint_type", "model_id")
+    return any_key(head, "mean_ttft_ms", "median_ttft_ms", "mean_e2el_ms", "median_e2el_ms") and \
+        any_key(head, "backend", "endpoint_type", "model_id") and \
+        any_key(head, "request_throughput", "completed", "num_prompts", "request_rate")
 
 
 def looks_like_throughput(head: str) -> bool:
@@ -64,7 +65,51 @@ def looks_like_latency(head: str) -> bool:
 
 
 def is_serving(v: dict) -> bool:
-    return "request_throughput" in v and ("mean_ttft_ms" in v or "median_ttft_ms" in v or "completed" in v)
+    if "request_throughput" in v:
+        return "mean_ttft_ms" in v or "median_ttft_ms" in v or "completed" in v
+    # a latency-only serving result (no throughput keys): latency statistics and the run's setup
+    return any(_STAT_RE.match(k) for k in v) and any(k in v for k in ("backend", "model_id", "completed", "date"))
+
+
+# keys a serving result itself writes; any other scalar top-level key is `--metadata key=value`
+_KNOWN_SERVE = {"date", "backend", "endpoint_type", "label", "model_id", "tokenizer_id", "best_of", "use_beam_search",
+                "num_prompts", "request_rate", "burstiness", "max_concurrency", "duration", "completed", "failed",
+                "total_input_tokens", "total_output_tokens", "request_throughput", "request_goodput",
+                "request_goodput:", "output_throughput", "input_throughput", "total_token_throughput",
+                "max_output_tokens_per_s", "max_concurrent_requests", "run_number", "input_lens", "output_lens",
+                "ttfts", "itls", "generated_texts", "errors", "start_times", "model", "tokenizer", "num_requests",
+                "elapsed_time", "requests_per_second", "tokens_per_second", "total_num_tokens", "request_goodput_slo",
+                "goodput", "ready_checks", "max_num_completed_tokens"}
+_STAT_KEY_RE = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_\w+_ms$")
+# never kept, whatever the file holds: credentials, machines, people, paths, addresses
+_PRIVATE_RE = re.compile(r"(?i)token|secret|passw|key|auth|cred|cookie|host|user|owner|email|env|path|dir|file|"
+                         r"url|uri|addr|ip$|^ip|endpoint|api")
+_GPU_HINT_KEYS = ("gpu", "gpus", "accelerator", "hardware", "gpu_type", "device")
+_GPU_HINT_RE = re.compile(r"^\s*(?:(\d+)\s*[xX×]\s*)?(.+?)\s*$")
+
+
+def metadata_of(rec: dict) -> dict:
+    """`--metadata key=value` pairs: the scalar top-level keys vLLM itself does not write."""
+    out = {}
+    for key, value in rec.items():
+        if key in _KNOWN_SERVE or _STAT_KEY_RE.match(key) or _SERVE_PARAM_RE.match(key) or _PRIVATE_RE.search(key):
+            continue
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            cleaned = clean_scalar(value)
+            if cleaned is not None and len(out) < 32:
+                out[clean_text(key, 60)] = cleaned
+    return out
+
+
+def hardware_hint(metadata: dict) -> tuple[str, int | None] | None:
+    """('NVIDIA L40S', 4) from a metadata value such as gpu=4xNVIDIA_L40S; None when there is none."""
+    for key in _GPU_HINT_KEYS:
+        value = metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            m = _GPU_HINT_RE.match(value.replace("_", " "))
+            if m:
+                return m.group(2), int(m.group(1)) if m.group(1) else None
+    return None
 
 
 def is_throughput(v: dict) -> bool:
@@ -101,7 +146,16 @@ def _ask(model: str) -> matching.Match:
 
 
 def _m(fmt: str, metric: str, value: float, unit: str, model: str, workload: dict, conditions: dict,
-       statistic: str = "mean", stddev: float | None = None) -> Measurement:
+       statistic: str = "mean", stddev: float | None = None,
+       hint: tuple[str, int | None] | None = None) -> Measurement:
+    if hint is not None:
+        match = matching.match_hardware(hint[0], hint[1])
+        return Measurement(format=fmt, metric=metric, value=value, unit=unit, hardware_text=hint[0],
+                           accelerator_id=match.accelerator_id, accelerator_count=match.count,
+                           match_confidence=match.confidence,
+                           match_reason=f"from the file's --metadata ({match.reason})",
+                           hardware_key="hw:" + hint[0], statistic=statistic, stddev=stddev,
+                           workload=dict(workload), conditions=dict(conditions))
     ask = _ask(model)
     return Measurement(format=fmt, metric=metric, value=value, unit=unit, hardware_text="",
                        accelerator_id=None, accelerator_count=None, match_confidence=ask.confidence,
@@ -117,7 +171,8 @@ def _serving(rec: dict, item: Record, name: str) -> Iterator[Item]:
     failed = parse_int(rec.get("failed")) or 0
     prompts = parse_int(rec.get("num_prompts"))
     throughput = parse_number(rec.get("request_throughput"))
-    if completed == 0 or (completed is None and not throughput):
+    has_latency = any(_STAT_RE.match(k) and parse_number(rec[k]) for k in rec)
+    if completed == 0 or (completed is None and not throughput and not has_latency):
         total = failed or prompts or 0
         yield Problem(name, item.place, f"every request failed ({completed or 0} completed, {total} failed): the run "
                       "measured nothing, so nothing is stored (a zero here is not a speed)", "warning")
@@ -145,9 +200,8 @@ def _serving(rec: dict, item: Record, name: str) -> Iterator[Item]:
         workload["requests"] = completed
     if concurrency:
         workload["concurrency"] = concurrency
-    elif unlimited and prompts:
-        workload["concurrency"] = prompts
-        workload["concurrency_from"] = "all prompts sent at once (no rate limit, no concurrency cap)"
+    # without a concurrency cap the number of requests in flight is not known (with no rate limit
+    # either, at most num_prompts, but the server's batch limits decide): left unknown
     tokenizer = clean_text(rec.get("tokenizer_id") or "", 160)
     if tokenizer and tokenizer != model:
         workload["tokenizer"] = tokenizer
@@ -164,6 +218,10 @@ def _serving(rec: dict, item: Record, name: str) -> Iterator[Item]:
     for key, value in rec.items():
         if _SERVE_PARAM_RE.match(key) and clean_scalar(value) is not None:
             conditions[key] = clean_scalar(value)
+    metadata = metadata_of(rec)
+    for key, value in metadata.items():
+        conditions["metadata." + key] = value
+    hint = hardware_hint(metadata)
     if any(k in rec for k in ("ttfts", "itls", "generated_texts")):
         n = len(rec.get("ttfts") or []) if isinstance(rec.get("ttfts"), list) else 0
         problems.append(Problem(name, item.place, f"per-request details ({n} requests: times, generated texts) are "
@@ -184,7 +242,7 @@ def _serving(rec: dict, item: Record, name: str) -> Iterator[Item]:
         sd = num.value(rec[stddev_key], stddev_key, positive=True) if stddev_key and rec.get(stddev_key) is not None \
             else None
         out.append(_m(FORMAT, metric, value * scale, unit, model, workload, conditions, statistic,
-                      sd * scale if sd is not None else None))
+                      sd * scale if sd is not None else None, hint))
 
     add("request_throughput", "request_throughput", "requests/s")
     goodput_key = "request_goodput" if "request_goodput" in rec else "request_goodput:"
@@ -199,11 +257,18 @@ def _serving(rec: dict, item: Record, name: str) -> Iterator[Item]:
             continue
         stat, what = m.groups()
         add(LATENCIES[what], key, "s", 1e-3, stat, f"std_{what}_ms" if stat == "mean" else None)
+    if throughput is None and out:
+        problems.append(Problem(name, item.place, "the record has latencies but no throughput keys: only the "
+                                "latencies are stored", "info"))
     yield from problems
     if not out:
         yield Problem(name, item.place, "no throughput or latency figure in the record", "warning")
         return
-    yield Problem(name, item.place, QUESTION, "question")
+    if hint is None:
+        yield Problem(name, item.place, QUESTION, "question")
+    else:
+        yield Problem(name, item.place, f"hardware taken from the file's --metadata: {hint[0]}"
+                      + (f" ×{hint[1]}" if hint[1] else ""), "info")
     yield from out
 
 

@@ -1,0 +1,198 @@
+"""Issue 11: detection that reads enough of a file (whole JSON documents), tools told apart by
+structure (GuideLLM is not vLLM), nccl-tests logs with several tests / mpirun --tag-output /
+rccl-tests device lines, and vLLM metadata, latency-only files and unlimited-rate concurrency.
+Files: tests/data/bench (PROVENANCE.md there); inline texts are real published lines, cited."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpudesk.core.benchmarks import nccl_tests, vllm
+from gpudesk.core.benchmarks.detect import detect, detect_text, parse_any
+from gpudesk.core.benchmarks.reader import HEAD_CHARS
+
+from .conftest import TEST_DATA
+
+BENCH = TEST_DATA / "bench"
+VLLM_LAMBDA = BENCH / "vllm" / "LambdaLabsML_1xH100-80GB-SXM_benchmark-serving_llama3.1-8B-FP8_len2048.json"
+NCCL_TAGGED = BENCH / "nccl-tests" / "aws-k8s-tester_PR503_p5_mpirun-tag-output_FRAGMENT.txt"
+NCCL_TWO = BENCH / "nccl-tests" / "rccl-tests_PR2078+PR2075_two-tests-in-turn_ASSEMBLED.txt"
+
+
+def one(ms, **where):
+    found = [m for m in ms if all((m.workload.get(k, getattr(m, k, None)) if k not in ("metric", "statistic") else
+                                   getattr(m, k)) == v for k, v in where.items())]
+    assert len(found) == 1, where
+    return found[0]
+
+
+def _lambda() -> dict:
+    return json.loads(VLLM_LAMBDA.read_text(encoding="utf-8"))
+
+
+# ----------------------------------------------------------------------------------- detection
+def test_vllm_save_detailed_summary_keys_past_the_head_are_found(tmp_path):
+    rec = _lambda()
+    # vLLM's order: throughput first, then the per-request arrays, the latency statistics last
+    arrays = {k: rec.pop(k) for k in ("input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors")}
+    stats = {k: rec.pop(k) for k in list(rec) if k.endswith("_ms")}
+    arrays["generated_texts"] = arrays["generated_texts"] * (4 * HEAD_CHARS // max(1, len(json.dumps(
+        arrays["generated_texts"]))) + 1)
+    path = tmp_path / "detailed.json"
+    path.write_text(json.dumps({**rec, **arrays, **stats}), encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
+    assert text.index('"mean_ttft_ms"') > 2 * HEAD_CHARS
+    detection = detect_text(text)
+    assert detection.format == "vllm" and "vLLM" in detection.reason and "whole JSON" in detection.reason
+    r = parse_any(path)
+    assert r.format == "vllm" and not r.errors and r.detected_by == detection.reason
+    assert one(r.measurements, metric="ttft_s", statistic="mean").value == pytest.approx(44.16175780061167e-3)
+    assert one(r.measurements, metric="request_throughput").value == pytest.approx(9.364124289561836)
+
+
+GUIDELLM = {  # the shape of a GuideLLM (>= 0.3) benchmarks.json: benchmarks of type_ generative_benchmark
+    "benchmarks": [{
+        "type_": "generative_benchmark", "run_id": "7313a0e4", "run_index": 0,
+        "metrics": {"requests_per_second": {"successful": {"mean": 2.5}, "total": {"mean": 2.5}},
+                    "tokens_per_second": {"successful": {"mean": 900.0}},
+                    "output_tokens_per_second": {"successful": {"mean": 640.0}}},
+    }],
+    "requests_per_second": 2.5, "tokens_per_second": 900.0, "elapsed_time": 10.0,
+}
+
+
+def test_guidellm_is_not_taken_for_vllm_and_is_refused_naming_guidellm(tmp_path):
+    assert vllm.looks_like(json.dumps(GUIDELLM))  # the key names alone would say vLLM
+    path = tmp_path / "benchmarks.json"
+    path.write_text(json.dumps(GUIDELLM), encoding="utf-8")
+    detection = detect_text(path.read_text(encoding="utf-8"))
+    assert detection.format == "guidellm" and "GuideLLM" in detection.reason
+    r = parse_any(path)
+    assert r.format == "guidellm" and r.measurements == []
+    assert "GuideLLM" in r.errors[0].message and "vllm bench serve --save-result" in r.errors[0].message
+
+
+def test_detection_reason_is_in_the_import_report(tmp_path):
+    from gpudesk.core.benchmarks.store import FileReport
+    fr = FileReport(file="x", name="x", format="vllm", detected_by="vLLM benchmark: recognised from its keys")
+    assert fr.to_json()["detected_by"].startswith("vLLM benchmark")
+
+
+def test_text_logs_are_still_judged_by_their_start():
+    assert detect(NCCL_TWO.read_text(encoding="utf-8")) == "nccl-tests"
+    assert "result table" in detect_text(NCCL_TWO.read_text(encoding="utf-8")).reason
+
+
+# ----------------------------------------------------------------------------------- nccl-tests
+def test_nccl_tests_several_tests_in_one_log_each_under_its_own_collective():
+    r = nccl_tests.parse(NCCL_TWO)
+    ms = r.measurements
+    assert {m.workload["collective"] for m in ms} == {"all_reduce", "broadcast"}
+    avg = {m.workload["collective"]: m.value for m in ms if m.metric == "avg_busbw_gbs"}
+    assert avg == {"all_reduce": pytest.approx(142.652), "broadcast": pytest.approx(3.41227)}
+    ar = [m for m in ms if m.workload["collective"] == "all_reduce" and m.metric == "busbw_gbs"]
+    bc = [m for m in ms if m.workload["collective"] == "broadcast" and m.metric == "busbw_gbs"]
+    assert len(ar) == 4 * 2 and len(bc) == 10 * 2  # rows × (out-of-place, in-place)
+    big = one(ms, metric="busbw_gbs", size_bytes=17179869184, placement="in-place")
+    assert big.value == pytest.approx(361.17) and big.workload["collective"] == "all_reduce"
+    small = one(ms, metric="collective_time_s", size_bytes=262144, placement="out-of-place")
+    assert small.value == pytest.approx(43.00e-6) and small.workload["collective"] == "broadcast"
+    assert small.workload["root"] == 0
+    assert any("2 tests in this log" in p.message for p in r.problems)
+
+
+# ROCm/rccl-tests output quoted in crickett-hpe/hpc-ai-envs PR #30 (8x MI300X, one table row)
+MI300X = """# nThread 1 nGpus 8 minBytes 8388608 maxBytes 1073741824 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+rccl-tests: Version develop:83d38d9
+# Using devices
+""" + "".join(f"#  Rank  {i} Group  0 Pid  37300 on   g100n126 device  {i} [0000:{bus}:00] AMD Instinct MI300X\n"
+              for i, bus in enumerate(("05", "33", "53", "65", "85", "ad", "cd", "e7"))) + """#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+     8388608       2097152     float     sum      -1    91.10   92.08  161.14      0    94.94   88.36  154.63      0
+"""
+
+
+def test_nccl_tests_gpu_count_not_multiplied_by_the_number_of_tests():
+    # the same header and device lines printed once per test, as a script running two tests writes them
+    text = ("# Collective test starting: all_reduce_perf\n" + MI300X + "# Avg bus bandwidth    : 161.14\n"
+            "# Collective test starting: all_gather_perf\n" + MI300X + "# Avg bus bandwidth    : 154.63\n")
+    r = nccl_tests.parse(text)
+    ms = r.measurements
+    assert {m.accelerator_count for m in ms} == {8}
+    assert {m.hardware_text for m in ms} == {"AMD Instinct MI300X"}
+    assert {m.accelerator_id for m in ms} == {"mi300x"}
+    avg = {m.workload["collective"]: m.value for m in ms if m.metric == "avg_busbw_gbs"}
+    assert avg == {"all_reduce": pytest.approx(161.14), "all_gather": pytest.approx(154.63)}
+
+
+def test_nccl_tests_mpirun_tag_output_is_stripped():
+    text = NCCL_TAGGED.read_text(encoding="utf-8")
+    assert detect(text) == "nccl-tests"
+    r = parse_any(NCCL_TAGGED)
+    assert r.format == "nccl-tests" and not r.errors
+    assert one(r.measurements, metric="collective_time_s", size_bytes=32, placement="out-of-place").value == \
+        pytest.approx(22.25e-6)
+    assert one(r.measurements, metric="avg_busbw_gbs").value == pytest.approx(92.3405)
+    # mid-line prefixes, where the output of ranks interleaves
+    mid = text.replace("     float     sum      -1    22.25", "     float     sum [1,0]<stdout>:     -1    22.25")
+    assert one(nccl_tests.parse(mid).measurements, metric="collective_time_s", size_bytes=32,
+               placement="out-of-place").value == pytest.approx(22.25e-6)
+
+
+@pytest.mark.parametrize("line, name", [
+    # crickett-hpe/hpc-ai-envs PR #21 (rccl-tests develop:448c4c7): no "Group" column
+    ("#   Rank  0 Pid 590032 on pinoak0003 device  0 [0000:c1:00.0] AMD Instinct MI250X", "AMD Instinct MI250X"),
+    # the form quoted in issue 11
+    ("#  Rank  0 Pid 12 on node device  0 [0000:05:00.0] AMD Instinct MI300X", "AMD Instinct MI300X"),
+    # NVIDIA/nccl issue #583: no leading '#'
+    ("   Rank  0 Pid 1821213 on AI-A100-Beethoven01 device  0 [0x00] NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"),
+])
+def test_nccl_tests_device_lines_without_group(line, name):
+    text = MI300X.replace(MI300X.splitlines()[4], line)
+    text = "\n".join(x for x in text.splitlines() if "g100n126" not in x)
+    ms = nccl_tests.parse(text).measurements
+    assert {m.hardware_text for m in ms} == {name} and {m.accelerator_count for m in ms} == {1}
+
+
+# ----------------------------------------------------------------------------------- vLLM
+def test_vllm_metadata_kept_and_gpu_value_used_as_hardware(tmp_path):
+    rec = _lambda()
+    rec.update({"gpu": "4xNVIDIA_L40S", "deployment": "blue", "hostname": "alice-box", "api_token": "x"})
+    path = tmp_path / "serve.json"
+    path.write_text(json.dumps(rec), encoding="utf-8")
+    r = vllm.parse(path)
+    m = one(r.measurements, metric="request_throughput")
+    assert m.conditions["metadata.deployment"] == "blue" and m.conditions["metadata.gpu"] == "4xNVIDIA_L40S"
+    assert "metadata.hostname" not in m.conditions and "metadata.api_token" not in m.conditions
+    assert (m.hardware_text, m.accelerator_id, m.accelerator_count) == ("NVIDIA L40S", "l40s", 4)
+    assert not [p for p in r.problems if p.severity == "question"]
+
+
+def test_vllm_serving_with_latencies_but_no_throughput_is_imported(tmp_path):
+    rec = _lambda()
+    for key in ("request_throughput", "input_throughput", "output_throughput"):
+        rec.pop(key)
+    path = tmp_path / "latency-only.json"
+    path.write_text(json.dumps(rec), encoding="utf-8")
+    assert detect(path.read_text(encoding="utf-8")) == "vllm"
+    r = parse_any(path)
+    assert not r.errors
+    assert {m.metric for m in r.measurements} == {"ttft_s", "tpot_s", "itl_s", "e2e_latency_s"}
+    assert one(r.measurements, metric="tpot_s", statistic="p99").value == pytest.approx(9.263060682011433e-3)
+
+
+def test_vllm_unlimited_rate_does_not_store_prompts_as_concurrency(tmp_path):
+    r = vllm.parse(VLLM_LAMBDA)  # request_rate "inf", no max_concurrency, num_prompts in the file
+    for m in r.measurements:
+        assert "concurrency" not in m.workload
+        assert m.conditions["request_rate_unlimited"] is True
+    rec = _lambda()
+    rec["max_concurrency"] = 16
+    path = tmp_path / "capped.json"
+    path.write_text(json.dumps(rec), encoding="utf-8")
+    assert {m.workload["concurrency"] for m in vllm.parse(path).measurements} == {16}
