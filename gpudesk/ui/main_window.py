@@ -282,7 +282,11 @@ class MainWindow(QMainWindow):
         if key == "compare":
             from gpudesk.ui.compare.view import CompareView
 
-            return CompareView()
+            view = CompareView()
+            splitter = settings_store().value("compare/splitter")
+            if isinstance(splitter, QByteArray) and not splitter.isEmpty():
+                view.splitter.restoreState(splitter)
+            return view
         if key == "cluster":
             from gpudesk.ui.canvas.view import ClusterView
 
@@ -362,6 +366,13 @@ class MainWindow(QMainWindow):
                      lambda: self.showNormal() if self.isFullScreen() else self.showFullScreen())
 
         help_menu = bar.addMenu("&Help")
+        self.act_guide = self._action(help_menu, "&Guide", QKeySequence.StandardKey.HelpContents, self.show_guide)
+        self.act_shortcuts = self._action(help_menu, "&Keyboard Shortcuts", None, self.show_shortcuts)
+        help_menu.addSeparator()
+        self.act_data_folder = self._action(help_menu, "Open &Data Folder", None,
+                                            lambda: self.open_folder(paths.data_dir()))
+        self.act_log = self._action(help_menu, "Open &Log", None, self.open_log)
+        help_menu.addSeparator()
         self._action(help_menu, "&About gpudesk", None, self.show_about)
         self._action(help_menu, "About &Qt", None, QApplication.aboutQt)
         self._update_actions()
@@ -420,19 +431,58 @@ class MainWindow(QMainWindow):
                 if hasattr(view, "settings_changed"):
                     view.settings_changed()
 
+    def show_guide(self) -> None:
+        from gpudesk.ui.widgets.help import HelpDialog, guide_html
+
+        HelpDialog(f"{APP_DISPLAY_NAME} guide", guide_html(), self).exec()
+
+    def show_shortcuts(self) -> None:
+        from gpudesk.ui.widgets.help import HelpDialog, shortcuts_html
+
+        actions = [a for menu_action in self.menuBar().actions() if menu_action.menu()
+                   for a in menu_action.menu().actions()]
+        HelpDialog("Keyboard shortcuts", shortcuts_html(actions), self, size=(420, 480)).exec()
+
+    def open_folder(self, folder) -> bool:
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
+        folder.mkdir(parents=True, exist_ok=True)
+        opened = QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+        if not opened:
+            self.statusBar().showMessage(f"Could not open {folder}", 5000)
+        return opened
+
+    def open_log(self) -> bool:
+        """The log file (in the log folder, which opens instead while nothing has been logged)."""
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
+        from gpudesk.core.logs import log_path
+
+        path = log_path()
+        if not path.is_file():
+            return self.open_folder(path.parent)
+        opened = QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+        if not opened:
+            self.statusBar().showMessage(f"Could not open {path}", 5000)
+        return opened
+
     def show_about(self) -> None:
         from PySide6 import __version__ as pyside_version
         from PySide6.QtCore import qVersion
 
         cat = self.catalogue
-        catalogue = f"{cat.version} (released {cat.released})" if cat else "not loaded"
+        catalogue = f"version {cat.version}, released {cat.released}" if cat else "not loaded"
+        sources = len(cat.items("sources")) if cat else 0
         QMessageBox.about(
             self,
             f"About {APP_DISPLAY_NAME}",
             f"<h3>{APP_DISPLAY_NAME} {__version__}</h3>"
             "<p>Choose AI compute and defend the choice: a sourced catalogue, side-by-side comparison, "
             "cluster estimates and procurement reports.</p>"
-            f"<p><b>Catalogue:</b> {catalogue}<br>"
+            f"<p><b>Catalogue:</b> {catalogue}"
+            + (f", {sources} cited sources (Catalogue ▸ Sources)" if sources else "") + "<br>"
             f"<b>Database:</b> {self.database_url or paths.database_path()}<br>"
             f"<b>Qt:</b> {qVersion()} · PySide6 {pyside_version} · Python {platform.python_version()}</p>",
         )
@@ -448,6 +498,14 @@ class MainWindow(QMainWindow):
         splitter = store.value("catalogue/splitter")
         if isinstance(splitter, QByteArray) and not splitter.isEmpty():
             self.catalogue_view.splitter.restoreState(splitter)
+        columns = {}
+        store.beginGroup("catalogue-columns")
+        for kind in store.childGroups():
+            keys, state = store.value(f"{kind}/keys"), store.value(f"{kind}/state")
+            if isinstance(keys, str) and isinstance(state, QByteArray) and not state.isEmpty():
+                columns[kind] = (keys, state)
+        store.endGroup()
+        self.catalogue_view.set_header_states(columns)
         page = str(store.value("window/page", "catalogue"))
         keys = [p[0] for p in PAGES]
         # views other than the catalogue are built on first show: open them after the window is up
@@ -462,6 +520,12 @@ class MainWindow(QMainWindow):
         store.setValue("window/geometry", self.saveGeometry())
         store.setValue("window/page", self.current_page_key())
         store.setValue("catalogue/splitter", self.catalogue_view.splitter.saveState())
+        for kind, (keys, state) in self.catalogue_view.header_states().items():
+            store.setValue(f"catalogue-columns/{kind}/keys", keys)
+            store.setValue(f"catalogue-columns/{kind}/state", state)
+        compare = self.pages.get("compare")
+        if compare is not None and hasattr(compare, "splitter"):
+            store.setValue("compare/splitter", compare.splitter.saveState())
         store.sync()
 
     # ------------------------------------------------------------------ files dropped on the window

@@ -10,6 +10,7 @@ from gpudesk.core.catalogue import Catalogue
 from gpudesk.core.catalogue.fields import KIND_LABELS
 from gpudesk.ui.catalogue.dialogs import EntryDialog, QuoteDialog
 from gpudesk.ui.catalogue.view import CatalogueView
+from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE
 
 from ..conftest import DATA
 
@@ -155,4 +156,53 @@ def test_copy_puts_a_table_on_the_clipboard(view):
     view.copy_selection()
     text = QGuiApplication.clipboard().text()
     lines = text.strip().splitlines()
-    assert lines[0].startswith("ID\t") and "a100-sxm4-80gb" in lines[1]
+    # the columns as shown: the buyer's figures first, the hidden ID left out
+    assert lines[0].startswith("Name\tMemory (GB)\tBandwidth (GB/s)\t")
+    assert "A100 SXM4 80GB" in lines[1] and "a100-sxm4-80gb" not in lines[1]
+
+
+def test_accelerators_lead_with_the_numbers_a_buyer_chooses_by(view):
+    assert view.visible_columns() == ["name", "memory_gb", "mem_bandwidth_gbs", "bf16_tflops", "fp8_tflops", "tdp_w",
+                                      "latest_price_usd", "latest_price_date", "vendor", "device_class", "year"]
+    headers = [view.model.columns()[view.model.column_index(k)].header for k in view.visible_columns()]
+    assert "(GB)" in headers[1] and "(GB/s)" in headers[2] and "(TFLOPS)" in headers[3] and "(W)" in headers[5]
+    view.search.setText("a100-sxm4-80gb")  # the hidden ID is still searched
+    assert [r["id"] for r in view.visible_rows()] == ["a100-sxm4-80gb"]
+    assert "latest_price_usd" not in view.visible_rows()[0]  # records stay as stored
+
+
+def test_the_latest_price_column_sorts_as_numbers_with_empty_cells_last(view, catalogue):
+    column = view.model.column_index("latest_price_usd")
+    view.table.sortByColumn(column, Qt.SortOrder.DescendingOrder)
+    prices = [view.proxy.index(r, column).data(SORT_ROLE) for r in range(view.proxy.rowCount())]
+    known = [p for p in prices if p is not None]
+    assert known and known == sorted(known, reverse=True)
+    assert prices[:len(known)] == known  # no price: at the bottom
+    row = next(r for r in range(view.proxy.rowCount()) if view.proxy.index(r, column).data(SORT_ROLE) is not None)
+    record = view.proxy.index(row, 0).data(ROW_ROLE)
+    assert record["latest_price_usd"] == catalogue.latest_price(record["id"])["usd"]
+
+
+def test_systems_show_accelerator_count_memory_power_and_price(view):
+    view.set_kind("systems")
+    assert view.visible_columns()[:7] == ["name", "accelerator", "accelerator_count", "system_memory_gb",
+                                          "system_power_w", "latest_price_usd", "latest_price_date"]
+    assert "id" not in view.visible_columns()
+
+
+def test_column_choice_and_order_are_remembered(qtbot, catalogue, view):
+    header = view.table.horizontalHeader()
+    view.set_column_visible("architecture", True)
+    header.moveSection(header.visualIndex(view.model.column_index("tdp_w")), 1)
+    view.set_kind("systems")
+    view.set_kind("accelerators")  # the kind's layout survives a round trip through another
+    assert view.visible_columns()[:2] == ["name", "tdp_w"] and "architecture" in view.visible_columns()
+    states = view.header_states()
+    other = CatalogueView()  # and a new view (the next start) restores it from the settings
+    qtbot.addWidget(other)
+    other.set_header_states(states)
+    with qtbot.waitSignal(other.populated, timeout=5000):
+        other.set_catalogue(catalogue)
+    assert other.visible_columns() == view.visible_columns()
+    other.reset_columns()
+    assert other.visible_columns()[:2] == ["name", "memory_gb"] and "architecture" not in other.visible_columns()

@@ -141,3 +141,34 @@ def test_a_generated_name_follows_the_hardware_and_a_typed_one_is_kept(view, qtb
     assert second.name.text() == "10 × Jetson Nano (1 GbE)"  # typed by the preset's author: kept
     second.nodes.setValue(20)
     assert second.name.text() == "10 × Jetson Nano (1 GbE)"
+
+
+@pytest.mark.parametrize("size", [(1366 - 190, 768 - 60), (1280 - 190, 720 - 60)])
+def test_four_configurations_fit_a_laptop_screen_without_scrolling_sideways(qtbot, catalogue, size):
+    """At 1366×768 (the window less its navigation and menus) four configurations share the table's
+    width; long names elide in the middle and the header's tooltip has the full name."""
+    from PySide6.QtCore import Qt
+
+    widget = CompareView()
+    qtbot.addWidget(widget)
+    widget.resize(*size)
+    widget.show()
+    widget.set_catalogue(catalogue)
+    widget.load_path(EXAMPLES / "a100-vs-jetson-nanos.json", as_preset=True)
+    widget.add_configuration()
+    widget.refresh()
+    qtbot.waitUntil(lambda: widget.model.columnCount() == 6)
+    qtbot.wait(50)
+    table = widget.table
+    assert not table.horizontalScrollBar().isVisible() and table.horizontalScrollBar().maximum() == 0
+    assert sum(table.columnWidth(c) for c in range(6)) <= table.viewport().width()
+    widths = [table.columnWidth(c) for c in range(2, 6)]
+    assert max(widths) - min(widths) <= 2 and min(widths) >= 100  # the configurations share the width
+    assert table.horizontalHeader().textElideMode() == Qt.TextElideMode.ElideMiddle
+    name = widget.model.headerData(2, Qt.Orientation.Horizontal)
+    assert widget.model.headerData(2, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole).startswith(name)
+    # the left panel shows the start of a hardware name and is never cut off at the right
+    nano = widget.rows[1].item
+    assert nano.currentText().startswith("NVIDIA Jetson Nano") and nano.lineEdit().cursorPosition() == 0
+    editor = widget.splitter.widget(0)
+    assert editor.viewport().width() >= editor.widget().minimumSizeHint().width()

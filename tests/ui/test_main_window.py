@@ -121,3 +121,65 @@ def test_quitting_after_a_copy_does_not_crash(tmp_path):
                             env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "True"
+
+
+def test_help_menu_has_guide_shortcuts_folders_and_about(window, monkeypatch):
+    from PySide6.QtGui import QDesktopServices, QKeySequence
+    from PySide6.QtWidgets import QDialog
+
+    from gpudesk.core import paths
+    from gpudesk.ui.widgets.help import HelpDialog, guide_html, shortcut_rows
+
+    help_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Help")
+    texts = [a.text().replace("&", "") for a in help_menu.actions() if a.text()]
+    assert texts[:4] == ["Guide", "Keyboard Shortcuts", "Open Data Folder", "Open Log"]
+    assert window.act_guide.shortcut() == QKeySequence(QKeySequence.StandardKey.HelpContents)  # F1
+    # the guide walks through the seeds' three questions, naming the presets to open
+    guide = guide_html()
+    for preset in ("Jetson Nanos", "RTX 4090 Laptop", "DGX Spark", "Time to train", "Cost per run"):
+        assert preset in guide
+    shown = []
+    monkeypatch.setattr(QDialog, "exec", lambda self: shown.append(self) or 0)
+    window.act_guide.trigger()
+    window.act_shortcuts.trigger()
+    assert [type(d) for d in shown] == [HelpDialog, HelpDialog]
+    assert "DGX Spark" in shown[0].browser.toPlainText()
+    assert ("Find", QKeySequence(QKeySequence.StandardKey.Find).toString(QKeySequence.SequenceFormat.NativeText)) \
+        in shortcut_rows([a for m in window.menuBar().actions() for a in m.menu().actions()])
+    assert "Guide" in shown[1].browser.toPlainText()
+    opened = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    window.act_data_folder.trigger()
+    window.act_log.trigger()
+    assert opened[0] == str(paths.data_dir())
+    assert opened[1] in (str(paths.log_dir()), str(paths.log_dir() / "gpudesk.log"))
+
+
+def test_about_gives_the_catalogue_release_date(window, monkeypatch):
+    from PySide6.QtWidgets import QMessageBox
+
+    shown = {}
+    monkeypatch.setattr(QMessageBox, "about", lambda parent, title, text: shown.update(text=text))
+    window.show_about()
+    assert window.catalogue.released and f"released {window.catalogue.released}" in shown["text"]
+
+
+def test_catalogue_columns_and_compare_splitter_are_remembered(qtbot, window, catalogue):
+    from gpudesk.ui.app import settings_store
+
+    window.catalogue_view.set_column_visible("architecture", True)
+    compare = window.show_page("compare")
+    compare.splitter.setSizes([420, 900])
+    left = compare.splitter.sizes()[0]
+    window.save_state()
+    assert not settings_store().value("compare/splitter").isEmpty()
+    again = MainWindow()
+    qtbot.addWidget(again)
+    again.resize(window.size())
+    with qtbot.waitSignal(again.catalogueReady, timeout=20000):
+        again.show()
+        again.start()
+    assert "architecture" in again.catalogue_view.visible_columns()
+    restored = again.show_page("compare").splitter
+    qtbot.wait(20)
+    assert abs(restored.sizes()[0] - left) <= 40, (restored.sizes(), left)

@@ -22,7 +22,7 @@ CSS = """
  table.f { border-collapse: collapse; width: 100%; }
  table.f td { padding: 3px 6px 3px 0; vertical-align: top; border-bottom: 1px solid #eef0f3; }
  td.l { color: #5b6475; white-space: nowrap; }
- td.v { font-weight: 600; white-space: nowrap; }
+ td.v { font-weight: 600; }
  td.s { color: #5b6475; font-size: 8.5pt; white-space: nowrap; }
  .derived { color: #5b6475; font-weight: normal; font-size: 8.5pt; white-space: normal; }
  .notes { color: #3b4352; margin-top: 10px; }

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from html import escape
 
-from PySide6.QtCore import QMimeData, QModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QByteArray, QMimeData, QModelIndex, Qt, Signal
+from PySide6.QtGui import QAction, QFont, QFontMetrics, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -54,6 +54,22 @@ FILTERS = {
 }
 
 PLURALS = {"Class": "classes", "Family": "families", "Country": "countries", "Form factor": "form factors"}
+
+# The columns a buyer chooses by lead the table; every other column stays one right-click away on
+# the header. Kinds not listed show all their columns but the ID (the detail panel shows it).
+DEFAULT_COLUMNS = {
+    "accelerators": ("name", "memory_gb", "mem_bandwidth_gbs", "bf16_tflops", "fp8_tflops", "tdp_w",
+                     "latest_price_usd", "latest_price_date", "vendor", "device_class", "year"),
+    "systems": ("name", "accelerator", "accelerator_count", "system_memory_gb", "system_power_w",
+                "latest_price_usd", "latest_price_date", "vendor", "kind"),
+}
+# Headers the view words more precisely than the field's label (the catalogue's peaks are dense).
+# Two lines (name, unit) keep the numeric columns narrow enough for the buyer's figures to fit a laptop.
+HEADERS = {"memory_gb": "Memory\n(GB)", "mem_bandwidth_gbs": "Bandwidth\n(GB/s)",
+           "bf16_tflops": "BF16 dense\n(TFLOPS)", "fp8_tflops": "FP8 dense\n(TFLOPS)", "tdp_w": "TDP\n(W)",
+           "accelerator_count": "Count", "system_memory_gb": "Memory\n(GB)", "system_power_w": "Power\n(W)"}
+# Computed per row from the price list (not stored): the price a comparison would use, and its date.
+PRICE_KEYS = ("latest_price_usd", "latest_price_date")
 
 SEARCH_KEYS = ("id", "name", "vendor", "family", "architecture", "form_factor", "memory_type", "provider",
                "instance_type", "accelerator", "item", "country", "title", "publisher", "generation")
@@ -109,6 +125,9 @@ class CatalogueView(QWidget):
         self.catalogue = None
         self.kind = "accelerators"
         self._sort: dict[str, tuple[int, Qt.SortOrder]] = {}
+        # per kind: the column keys and the header's saved state (order, widths, hidden columns)
+        self._header_states: dict[str, tuple[tuple[str, ...], QByteArray]] = {}
+        self._header_kind: str | None = None  # the kind whose columns the header shows now
 
         title = QLabel("Catalogue")
         title.setObjectName("pageTitle")
@@ -205,6 +224,11 @@ class CatalogueView(QWidget):
         self.table.doubleClicked.connect(lambda _i: self.edit_entry())
         self.table.horizontalHeader().sortIndicatorChanged.connect(
             lambda col, order: self._sort.__setitem__(self.kind, (col, order)))
+        header = self.table.horizontalHeader()
+        header.setSectionsMovable(True)
+        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        header.customContextMenuRequested.connect(self._header_menu)
+        header.setToolTip("Drag a header to reorder; right-click to choose the columns")
 
         self.copy_action = QAction("Copy", self)
         self.copy_action.setShortcut(QKeySequence.StandardKey.Copy)
@@ -215,7 +239,7 @@ class CatalogueView(QWidget):
         self.detail = QTextBrowser()
         self.detail.setObjectName("detail")
         self.detail.setOpenExternalLinks(True)
-        self.detail.setMinimumWidth(320)
+        self.detail.setMinimumWidth(280)
 
         self.price_chart = PriceChart()
         self.side = QSplitter(Qt.Orientation.Vertical)
@@ -232,8 +256,8 @@ class CatalogueView(QWidget):
         self.splitter.addWidget(self.table)
         self.splitter.addWidget(self.side)
         self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([760, 400])
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([860, 320])
         self.splitter.setChildrenCollapsible(False)
 
         layout = QVBoxLayout(self)
@@ -287,7 +311,6 @@ class CatalogueView(QWidget):
         self._apply_filters()
         col, order = self._sort.get(kind, (0, Qt.SortOrder.AscendingOrder))
         self.table.sortByColumn(col, order)
-        self._fit_columns()
         self.quote_button.setVisible(kind in ("accelerators", "systems", "prices"))
         self.add_button.setText(f"Add {KIND_NOUNS[kind]}…")
         if self.proxy.rowCount() > 0:
@@ -296,11 +319,37 @@ class CatalogueView(QWidget):
             self.detail.setHtml(detail_html(self.catalogue, kind, None))
 
     def visible_rows(self) -> list[dict]:
-        return [self.proxy.index(r, 0).data(ROW_ROLE) for r in range(self.proxy.rowCount())]
+        return [_record(self.proxy.index(r, 0).data(ROW_ROLE)) for r in range(self.proxy.rowCount())]
 
     def selected_rows(self) -> list[dict]:
         rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
-        return [self.proxy.index(r, 0).data(ROW_ROLE) for r in rows]
+        return [_record(self.proxy.index(r, 0).data(ROW_ROLE)) for r in rows]
+
+    def visible_columns(self) -> list[str]:
+        """The keys of the columns shown, in the order shown."""
+        header = self.table.horizontalHeader()
+        cols = self.model.columns()
+        logical = [header.logicalIndex(v) for v in range(header.count())]
+        return [cols[i].key for i in logical if not header.isSectionHidden(i)]
+
+    def set_column_visible(self, key: str, visible: bool) -> None:
+        self.table.horizontalHeader().setSectionHidden(self.model.column_index(key), not visible)
+        self._remember_header()
+
+    def reset_columns(self) -> None:
+        self._header_states.pop(self.kind, None)
+        self._default_header()
+
+    def header_states(self) -> dict[str, tuple[str, QByteArray]]:
+        """Per kind, the column keys (comma-joined) and the header's state, for the settings store."""
+        self._remember_header()
+        return {kind: (",".join(keys), state) for kind, (keys, state) in self._header_states.items()}
+
+    def set_header_states(self, states: dict[str, tuple[str, QByteArray]]) -> None:
+        for kind, (keys, state) in states.items():
+            self._header_states[kind] = (tuple(keys.split(",")), state)
+        if self.catalogue is not None and self._header_kind == self.kind:
+            self._apply_header()
 
     def select_id(self, item_id: str) -> bool:
         for r in range(self.proxy.rowCount()):
@@ -328,8 +377,64 @@ class CatalogueView(QWidget):
             tooltip = None
             if spec.figure:
                 tooltip = self._source_tooltip(spec.name)
-            cols.append(Column(spec.name, spec.header(), numeric=spec.numeric, tooltip=tooltip))
+            cols.append(Column(spec.name, HEADERS.get(spec.name, spec.header()), numeric=spec.numeric, tooltip=tooltip))
+        if self.kind in DEFAULT_COLUMNS:
+            cols.append(Column("latest_price_usd", "Price\n($)", numeric=True, decimals=0, tooltip=_price_tooltip))
+            cols.append(Column("latest_price_date", "Price\ndate", tooltip=_price_tooltip))
+            order = {key: i for i, key in enumerate(DEFAULT_COLUMNS[self.kind])}
+            cols.sort(key=lambda c: order.get(c.key, len(order)))  # stable: the rest keep the fields' order
         return cols
+
+    def _rows(self) -> list[dict]:
+        rows = self.catalogue.items(self.kind)
+        if self.kind not in DEFAULT_COLUMNS:
+            return rows
+        out = []
+        for row in rows:
+            price = self.catalogue.latest_price(row["id"])
+            out.append({**row, "latest_price_usd": price["usd"] if price else None,
+                        "latest_price_date": price.get("date") if price else None,
+                        "latest_price_kind": price["kind"] if price else None})
+        return out
+
+    def _remember_header(self) -> None:
+        if self._header_kind is None or self.model.columnCount() == 0:
+            return
+        keys = tuple(c.key for c in self.model.columns())
+        self._header_states[self._header_kind] = (keys, self.table.horizontalHeader().saveState())
+
+    def _apply_header(self) -> None:
+        """The remembered order, widths and hidden columns of this kind's table, else the defaults."""
+        header = self.table.horizontalHeader()
+        keys = tuple(c.key for c in self.model.columns())
+        saved = self._header_states.get(self.kind)
+        self._header_kind = self.kind
+        if saved and saved[0] == keys and header.restoreState(saved[1]):
+            return
+        self._default_header()
+
+    def _default_header(self) -> None:
+        header = self.table.horizontalHeader()
+        for visual in range(header.count()):  # the model's order, undoing any moves
+            logical = header.logicalIndex(visual)
+            if logical != visual:
+                header.moveSection(header.visualIndex(visual), visual)
+        shown = DEFAULT_COLUMNS.get(self.kind)
+        for i, col in enumerate(self.model.columns()):
+            header.setSectionHidden(i, col.key == "id" or (shown is not None and col.key not in shown))
+        self._fit_columns()
+
+    def _header_menu(self, pos) -> None:
+        header = self.table.horizontalHeader()
+        menu = QMenu(self)
+        for i, col in enumerate(self.model.columns()):
+            action = menu.addAction(col.header)
+            action.setCheckable(True)
+            action.setChecked(not header.isSectionHidden(i))
+            action.toggled.connect(lambda on, key=col.key: self.set_column_visible(key, on))
+        menu.addSeparator()
+        menu.addAction("Default columns", self.reset_columns)
+        menu.exec(header.mapToGlobal(pos))
 
     def _source_tooltip(self, name: str):
         def tip(row: dict) -> str | None:
@@ -344,7 +449,9 @@ class CatalogueView(QWidget):
 
     def _reload_rows(self) -> None:
         selected = [r["id"] for r in self.selected_rows()] if self.table.selectionModel() else []
-        self.model.set_columns_and_rows(self._columns(), self.catalogue.items(self.kind))
+        self._remember_header()
+        self.model.set_columns_and_rows(self._columns(), self._rows())
+        self._apply_header()
         if selected:
             self.select_id(selected[0])
 
@@ -390,7 +497,17 @@ class CatalogueView(QWidget):
         self.count_label.setText(f"{shown} of {total} {noun}" if shown != total else f"{total} {noun}")
 
     def _fit_columns(self) -> None:
-        fit_columns(self.table, self.model)
+        fit_columns(self.table, self.model, maximum=230)
+        # fit_columns measures a two-line header as one line: measure its longest line instead
+        font = QFont(self.table.horizontalHeader().font())
+        font.setBold(True)  # the style sheet's header font
+        metrics = QFontMetrics(font)
+        for i, col in enumerate(self.model.columns()):
+            if "\n" in col.header:
+                head = max(metrics.horizontalAdvance(line) for line in col.header.split("\n")) + 30
+                texts = {col.display(row.get(col.key)) for row in self.model.rows()[:400]}
+                cells = max((self.table.fontMetrics().horizontalAdvance(t) for t in texts), default=0) + 22
+                self.table.horizontalHeader().resizeSection(i, max(60, head, cells))
 
     def _selection_changed(self, *_args) -> None:
         rows = self.selected_rows()
@@ -428,10 +545,14 @@ class CatalogueView(QWidget):
 
     # --------------------------------------------------------------- actions
     def copy_selection(self) -> None:
-        rows = self.selected_rows() or self.visible_rows()
-        cols = self.model.columns()
-        lines = ["\t".join(c.header for c in cols)]
-        html_rows = ["<tr>" + "".join(f"<th>{escape(c.header)}</th>" for c in cols) + "</tr>"]
+        # the columns as shown (their order, without the hidden ones), with the computed prices
+        chosen = sorted({i.row() for i in self.table.selectionModel().selectedRows()}) or range(self.proxy.rowCount())
+        rows = [self.proxy.index(r, 0).data(ROW_ROLE) for r in chosen]
+        by_key = {c.key: c for c in self.model.columns()}
+        cols = [by_key[k] for k in self.visible_columns()]
+        heads = [c.header.replace("\n", " ") for c in cols]  # two-line headers on one line
+        lines = ["\t".join(heads)]
+        html_rows = ["<tr>" + "".join(f"<th>{escape(h)}</th>" for h in heads) + "</tr>"]
         for row in rows:
             cells = [c.display(row.get(c.key)) for c in cols]
             lines.append("\t".join(cells))
@@ -503,6 +624,19 @@ class CatalogueView(QWidget):
             self.select_id(select_id)
         self._selection_changed()
         self.message.emit(message)
+
+
+def _record(row: dict) -> dict:
+    """A catalogue record as stored: the row without the view's computed price columns."""
+    if "latest_price_usd" not in row:
+        return row
+    return {k: v for k, v in row.items() if k not in (*PRICE_KEYS, "latest_price_kind")}
+
+
+def _price_tooltip(row: dict) -> str | None:
+    if row.get("latest_price_usd") is None:
+        return "No price in the catalogue: add a quote (right-click)"
+    return f"{row['latest_price_kind']} price, {row.get('latest_price_date') or 'undated'}"
 
 
 def _row_style(row: dict) -> dict:

@@ -64,7 +64,8 @@ class CompareTableModel(QAbstractTableModel):
             return self.comparison.results[section - self.FIXED_COLUMNS].name
         if role == Qt.ItemDataRole.ToolTipRole and section >= self.FIXED_COLUMNS:
             result = self.comparison.results[section - self.FIXED_COLUMNS]
-            tip = result.hardware or result.error
+            detail = result.hardware or result.error
+            tip = result.name + (f"\n{detail}" if detail and detail != result.name else "")
             if result.estimate is not None and not result.estimate.feasible:
                 tip += "\n\nCannot run this workload:\n" + "\n".join(result.estimate.reason_texts())
             return tip

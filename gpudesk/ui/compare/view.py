@@ -87,13 +87,16 @@ class ConfigRow(QFrame):
         self.item.setEditable(True)
         self.item.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
         self.item.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.item.setMinimumContentsLength(18)
+        self.item.setMinimumContentsLength(12)
         for kind, item_id, label in choices:
             self.item.addItem(label, f"{kind}:{item_id}")  # strings: findData() cannot match tuples
         completer = QCompleter(self.item.model(), self.item)
         completer.setFilterMode(Qt.MatchFlag.MatchContains)
         completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.item.setCompleter(completer)
+        # an editable combo's line edit keeps its cursor at the end of a new text, which scrolls a
+        # long name's front out of sight ("etson Nano Developer Kit"): show the start instead
+        self.item.currentIndexChanged.connect(lambda *_: self._show_item_start())
         self.count = QSpinBox()
         self.count.setObjectName("configCount")
         self.count.setRange(1, 1024)
@@ -102,6 +105,8 @@ class ConfigRow(QFrame):
         self.nodes.setObjectName("configNodes")
         self.nodes.setRange(1, 100000)
         self.nodes.setToolTip("Nodes, units or cloud instances")
+        for spin in (self.count, self.nodes):  # room for five digits; the panel stays narrow
+            spin.setMaximumWidth(84)
         self.remove = QToolButton()
         self.remove.setText("✕")
         self.remove.setToolTip("Remove this configuration")
@@ -170,7 +175,16 @@ class ConfigRow(QFrame):
         self.count.setValue(entry.per_node or 1)
         self.nodes.setValue(entry.instances if entry.cloud else entry.nodes)
         self._update_labels()
+        self._show_item_start()
         self._generated = self.generated_name()
+
+    def _show_item_start(self) -> None:
+        self.item.setToolTip(self.item.currentText())
+        if self.item.lineEdit() is not None and not self.item.lineEdit().hasFocus():
+            self.item.lineEdit().setCursorPosition(0)
+        self.name.setToolTip(self.name.text())
+        if not self.name.hasFocus():
+            self.name.setCursorPosition(0)
 
     def _item_changed(self) -> None:
         # a different item: keep counts, drop figures that belonged to the old one
@@ -348,7 +362,7 @@ class CompareView(QWidget):
         as_of_row.addWidget(self.as_of_on)
         as_of_row.addWidget(self.as_of, 1)
         sf.addRow("Prices as of", as_of_row)
-        sf.addRow("Embodied", self.embodied)
+        sf.addRow(self.embodied)  # the whole row: its text is too long to sit beside a label
         self.configs_box = QGroupBox("Configurations (2 to 6)")
         self.configs_layout = QVBoxLayout(self.configs_box)
         self.configs_layout.setSpacing(6)
@@ -370,13 +384,18 @@ class CompareView(QWidget):
         el.addStretch(1)
         for combo in (self.workload_preset, self.kind, self.precision, self.region, self.rent):
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(14)
+            combo.setMinimumContentsLength(10)
+            combo.currentIndexChanged.connect(lambda _i, c=combo: c.setToolTip(c.currentText()))
+        for spin in (self.params, self.tokens, self.seq_len, self.prompt, self.output, self.concurrency, self.pue,
+                     self.utilization, self.lifetime):
+            spin.setMinimumWidth(0)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         scroll.setWidget(editor)
-        scroll.setMinimumWidth(330)
-        scroll.setMaximumWidth(420)
+        # never narrower than the editor's own minimum, so that nothing in it is cut off at the right
+        scroll.setMinimumWidth(editor.minimumSizeHint().width() + scroll.verticalScrollBar().sizeHint().width())
+        scroll.setMaximumWidth(560)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
 
         # ---------------------------------------------------------------- results
@@ -387,8 +406,18 @@ class CompareView(QWidget):
         self.table.setWordWrap(True)
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ContiguousSelection)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.horizontalHeader().setStretchLastSection(False)
+        # the configurations share the width: up to four fit 1366×768 and six 1920×1080 without
+        # scrolling; names too long for a column elide in the middle (the header's tooltip has it all)
+        header = self.table.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        header.setMinimumSectionSize(60)
+        # elide with the header's bold font (the style sheet's bold is not what QHeaderView measures with)
+        bold = header.font()
+        bold.setBold(True)
+        header.setFont(bold)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         self.recommendation = QTextBrowser()
         self.recommendation.setObjectName("recommendation")
         self.recommendation.setMaximumHeight(170)
@@ -417,10 +446,13 @@ class CompareView(QWidget):
         rl.addLayout(buttons)
         rl.addWidget(self.tabs, 1)
         splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.setObjectName("compareSplitter")  # its position is remembered by the main window
         splitter.addWidget(scroll)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([360, 1000])
+        splitter.setSizes([340, 1000])
+        splitter.setChildrenCollapsible(False)
+        self.splitter = splitter
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 12, 16, 10)
         layout.setSpacing(8)
@@ -510,6 +542,8 @@ class CompareView(QWidget):
             self._set_combo(self.workload_preset, preset_id)
             self._set_workload(w)
             self.question.setText((scenario.report or {}).get("question") or scenario.name)
+            self.question.setCursorPosition(0)
+            self.question.setToolTip(self.question.text())
             self.question.setCursorPosition(0)
             site, fin = scenario.site, scenario.finance
             self._set_combo(self.region, site.get("region", "us-avg"))
@@ -833,14 +867,19 @@ class CompareView(QWidget):
         self.preset.setCurrentIndex(0)
 
     def _fit_table(self) -> None:
+        """Metric and direction take what they need (the metric up to a third of the width); the
+        configurations stretch over the rest."""
         header = self.table.horizontalHeader()
-        header.resizeSection(0, 250)
-        header.resizeSection(1, 62)
-        options = max(1, self.model.columnCount() - 2)
-        available = max(600, self.table.viewport().width() - 320)
-        width = max(118, min(220, available // options))
+        if self.model.columnCount() < 2:
+            return
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Fixed)
         for c in range(2, self.model.columnCount()):
-            header.resizeSection(c, width)
+            header.setSectionResizeMode(c, QHeaderView.ResizeMode.Stretch)
+        width = self.table.viewport().width()
+        metric = self.table.sizeHintForColumn(0) + 12
+        header.resizeSection(0, max(150, min(metric, 280, width // 4)))
+        header.resizeSection(1, max(56, header.sectionSizeHint(1)))
         self.table.resizeRowsToContents()
 
     def _tab_changed(self, index: int) -> None:
