@@ -14,6 +14,7 @@ from gpudesk.core.catalogue import Catalogue, exchange
 from gpudesk.ui.catalogue.update_dialog import CatalogueUpdateDialog
 
 from ..conftest import DATA
+from .conftest import open_main_window
 
 
 @pytest.fixture
@@ -109,17 +110,10 @@ def test_a_bundle_with_nothing_new_says_so(qtbot, catalogue, tmp_path):
 
 
 def test_the_file_menu_imports_a_catalogue_update_into_the_window(qtbot, catalogue, other, tmp_path, monkeypatch):
-    from gpudesk.ui.main_window import MainWindow
-
     quote = other.add_price_quote("a100-sxm4-80gb", "9100", supplier="Colleague's reseller")
     path = tmp_path / "from-a-colleague.zip"
     exchange.export_bundle(other, path)
-    win = MainWindow()
-    qtbot.addWidget(win)
-    with qtbot.waitSignal(win.catalogueReady, timeout=20000):
-        win.show()
-        win.start()
-    assert win.wait_loaded()
+    win = open_main_window(qtbot)
 
     monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *args, **kw: (str(path), ""))
     seen = []

@@ -123,18 +123,7 @@ def make_backup(database: Path | None = None, reason: str = "manual", keep: int 
         n += 1
     partial = target.with_name(f".{target.name}.tmp")
     try:
-        source = sqlite3.connect(database, timeout=lock_timeout_s())
-        try:
-            copy = sqlite3.connect(partial)
-            try:
-                source.backup(copy)
-                copy.execute("PRAGMA journal_mode=DELETE")  # one self-contained file, no -wal beside it
-            finally:
-                copy.close()
-        finally:
-            source.close()
-        with open(partial, "rb+") as handle:
-            os.fsync(handle.fileno())
+        _copy(sqlite3.connect(database, timeout=lock_timeout_s()), partial, self_contained=True)
         os.replace(partial, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -303,17 +292,7 @@ def restore_backup(name: str, database: Path | None = None) -> RestoreResult:
         raise BackupError(f"{info.path}: this backup is damaged too ({problem or 'cannot be read'}); choose another")
     staged = database.with_name(f".{database.name}.restore.tmp")
     try:
-        source = sqlite3.connect(f"file:{info.path}?mode=ro&immutable=1", uri=True)
-        try:
-            copy = sqlite3.connect(staged)
-            try:
-                source.backup(copy)
-            finally:
-                copy.close()
-        finally:
-            source.close()
-        with open(staged, "rb+") as handle:
-            os.fsync(handle.fileno())
+        _copy(sqlite3.connect(f"file:{info.path}?mode=ro&immutable=1", uri=True), staged)
         if database.exists() and check_file(database) is None:
             _checkpoint(database)  # the aside copy then holds everything in one file
         aside = set_aside(database, "before-restore")
@@ -324,6 +303,23 @@ def restore_backup(name: str, database: Path | None = None) -> RestoreResult:
         raise
     log.warning("restored %s from %s", database, info.path)
     return RestoreResult(info, database, aside)
+
+
+def _copy(source: sqlite3.Connection, target: Path, self_contained: bool = False) -> None:
+    """A consistent copy of an open database into `target` with the online backup API, flushed to
+    disk; `self_contained` leaves no -wal file beside it. Closes `source`."""
+    try:
+        copy = sqlite3.connect(target)
+        try:
+            source.backup(copy)
+            if self_contained:
+                copy.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            copy.close()
+    finally:
+        source.close()
+    with open(target, "rb+") as handle:
+        os.fsync(handle.fileno())
 
 
 def _checkpoint(database: Path) -> None:

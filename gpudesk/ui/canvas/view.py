@@ -272,6 +272,7 @@ class ClusterView(QWidget):
         self.timer.timeout.connect(self.update_estimate_async)
         self._generation = 0
         self._estimating = False
+        self._pending = False
         self._estimate_ready.connect(self._on_estimate_ready, Qt.ConnectionType.QueuedConnection)
         self.autosave_timer = QTimer(self)
         self.autosave_timer.setInterval(15000)
@@ -488,6 +489,7 @@ class ClusterView(QWidget):
 
     def update_estimate(self) -> None:
         """Estimate the drawn cluster now, on this thread; problems are shown on the canvas."""
+        self._generation += 1  # a worker's estimate still running is older than this one
         start = time.perf_counter()
         job = self._prepare_estimate()
         self._apply_estimate(job, _compute_estimate(job), start)
@@ -496,6 +498,10 @@ class ClusterView(QWidget):
         """What an edit triggers: the problems and the panel follow at once; the estimate itself runs
         on a worker thread (a new plan search on thousands of GPUs takes tens of milliseconds), and
         an edit made meanwhile supersedes it."""
+        if self._estimating:
+            # one estimate at a time: edits made meanwhile are estimated together once it is done
+            self._pending = True
+            return
         start = time.perf_counter()
         job = self._prepare_estimate()
         if job.resolved is None:
@@ -518,7 +524,10 @@ class ClusterView(QWidget):
     def _on_estimate_ready(self, payload) -> None:
         generation, job, result, start = payload
         self._estimating = False
-        if generation == self._generation:
+        if self._pending:  # the drawing changed while this ran: its result is already stale
+            self._pending = False
+            self.update_estimate_async()
+        elif generation == self._generation:
             self._apply_estimate(job, result, start)
 
     def _prepare_estimate(self) -> _EstimateJob:
