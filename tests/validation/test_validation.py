@@ -68,15 +68,24 @@ def test_median_error_meets_the_targets(outcomes):
     training = [abs(o.error) for o in checked(outcomes, "training")]
     inference = [abs(o.error) for o in checked(outcomes, "inference")]
     assert len(training) >= 35 and len(inference) >= 60
-    assert statistics.median(training) <= 0.12
-    assert statistics.median(inference) <= 0.20
+    # the targets are 12% and 20%; the bounds are ratcheted to what the engine reaches
+    # (10.4% and 14.0% on 2026-11-25) plus a small margin, so a regression fails
+    assert statistics.median(training) <= 0.115
+    assert statistics.median(inference) <= 0.155
     # the held-out half (never looked at while fitting) is as good as the half that was
-    for fam, bound in (("training", 0.13), ("inference", 0.20)):
+    # (10.0% and 15.4% on 2026-11-25)
+    for fam, bound in (("training", 0.115), ("inference", 0.17)):
         held = [abs(o.error) for o in checked(outcomes, fam) if o.split == "holdout"]
         assert statistics.median(held) <= bound, fam
     errors = median_errors(checked(outcomes))
     assert errors["training_mfu"] < 0.15 and errors["decode_tokens_per_s"] < 0.20
     assert errors["prefill_tokens_per_s"] < 0.25
+
+
+def test_no_feasible_estimate_is_more_than_twice_off(outcomes):
+    rows = checked(outcomes, "training") + checked(outcomes, "inference")
+    off = [(o.id, round(o.ratio, 2)) for o in rows if not 0.5 <= o.ratio <= 2.0]
+    assert not off, off
 
 
 def test_ranges_hold_most_measurements_and_are_no_wider_than_the_evidence(outcomes):

@@ -429,26 +429,52 @@ def _stage_bound(ctx: Context, tp: int, cp: int, pp: int, v: int, dp: int, mb: i
     """Tokens per second no plan of this split can exceed: its layers' work, its tensor-parallel
     all-reduces and the pipeline bubble, nothing else (no data-parallel traffic, no overhead).
     Taken without building a plan: the search's inner loop calls it thousands of times."""
+    step = (m + (pp - 1) / v) * _per_micro_batch(ctx, tp, cp, pp, mb, recompute, cache, share)
+    return m * dp * mb * ctx.w.seq_len / step
+
+
+def _per_micro_batch(ctx: Context, tp: int, cp: int, pp: int, mb: int, recompute: str, cache: dict,
+                     share: float = 1.0) -> float:
+    """Seconds of the busiest stage's work and its tensor-parallel all-reduces for one micro-batch,
+    which no data-parallel size changes (remembered per split)."""
     key = ("bound", tp, cp, pp, mb, recompute, share)
     per_mb = cache.get(key)
     if per_mb is None:
-        plan = Plan(tp, cp, pp, v, dp, 1, mb, m, recompute, "none", share)
+        plan = Plan(tp, cp, pp, 1, 1, 1, mb, 1, recompute, "none", share)
         stage = critical_stage(ctx, plan, cache)
-        # the stage's work and its tensor-parallel all-reduces, which no data-parallel size changes
         per_mb = cache[key] = stage.total + (_layer_comm(ctx, plan, stage)[0] if tp > 1 else 0.0)
-    step = (m + (pp - 1) / v) * per_mb
-    return m * dp * mb * ctx.w.seq_len / step
+    return per_mb
 
 
 def _split_bound(ctx: Context, tp: int, cp: int, pp: int, dp: int, recompute: str, cache: dict) -> float:
     """Tokens per second no plan of this model split can exceed at this data-parallel size or any
     smaller one, whatever its micro-batch: the best of _stage_bound over every micro-batch size, with
     no pipeline bubble (it falls as the data-parallel size shrinks, so it rules out all of them)."""
+    # with no bubble the bound is dp x (tokens per second of one replica's slowest stage), so the
+    # best rate over the micro-batch sizes is found once per split and scaled by dp
+    key = ("split", tp, cp, pp, recompute)
+    per_replica = cache.get(key)
+    if per_replica is None:
+        per_replica = cache[key] = max(_stage_bound(ctx, tp, cp, pp, 10 ** 9, 1, mb, 1, recompute, cache)
+                                       for mb in MB_CANDIDATES)
+    return dp * per_replica
+
+
+def _shape_bound(ctx: Context, tp: int, cp: int, pp: int, dp: int, recompute: str, cache: dict) -> float:
+    """Tokens per second no plan of this split at this data-parallel size can exceed: the best of
+    _stage_bound over the micro-batch sizes, each with the least pipeline bubble it allows (the
+    deepest interleaving). Tighter than _split_bound, it orders the search best-first."""
     best = 0.0
+    per_stage = math.ceil(ctx.s.layers / pp)
+    deepest = int(ctx.w.vpp) if ctx.w.vpp else (8 if per_stage >= 8 else 4 if per_stage >= 4 else 2)
+    tokens = ctx.global_batch / ctx.w.seq_len
     for mb in MB_CANDIDATES:
-        m = max(1, int(ctx.global_batch // (dp * mb * ctx.w.seq_len)))
-        best = max(best, _stage_bound(ctx, tp, cp, pp, 10 ** 9, dp, mb, m, recompute, cache))
-    return best
+        m = max(1, int(tokens // (dp * mb)))
+        v = deepest if (ctx.w.vpp or (pp > 1 and m >= pp and per_stage >= 2)) else 1
+        rate = m * dp * mb / ((m + (pp - 1) / v) * _per_micro_batch(ctx, tp, cp, pp, mb, recompute, cache))
+        if rate > best:
+            best = rate
+    return best * ctx.w.seq_len
 
 
 def _partial_recompute(memory: MemoryModel, plan: Plan, capacity: float, layers_per_stage: int) -> Plan:
@@ -477,7 +503,16 @@ def search(ctx: Context) -> SearchResult:
     lightest = recomputes(ctx.w)[0]
     partial = not ctx.w.recompute and ctx.w.checkpointing is None  # free to recompute only some layers
     exhausted: set[tuple] = set()  # model splits whose data-parallel sizes are all hopeless from here down
-    for tp, cp, ep, pp, dp in _shapes(ctx):
+    # best first: the splits whose bound is highest are timed first, so the three best plans are
+    # known early and the rest fall under the bound (a stable sort keeps the fewest-devices-first
+    # order among equal bounds)
+    shapes = list(_shapes(ctx))
+    bounds = [_shape_bound(ctx, tp, cp, pp, dp, lightest, cache) for tp, cp, ep, pp, dp in shapes]
+    order = sorted(range(len(shapes)), key=lambda i: -bounds[i])
+    for i in order:
+        tp, cp, ep, pp, dp = shapes[i]
+        if best.full and bounds[i] < best.floor:
+            break  # every split left is bounded below the third-best plan already timed
         split = (tp, cp, ep, pp)
         if split in exhausted:
             continue

@@ -61,8 +61,10 @@ PROFILES: dict[str, Profile] = {p.key: p for p in (
        basis="MAMF A100 SXM 271.2 of 312 TFLOPS BF16 (Bekman); FlashAttention-2 on A100 (Dao 2023)"),
     _p("nvidia-ampere-pcie", "NVIDIA Ampere (PCIe)", 0.811, 0.52, True, 0.86, 3.0, 5.0,
        basis="MAMF A100 PCIe 252.9 of 312 TFLOPS BF16 (Bekman)"),
-    _p("nvidia-volta", "NVIDIA Volta (data centre)", 0.80, 0.35, True, 0.85, 3.0, 6.0, measured=False, spread=1.15,
-       basis="no published MAMF: as A100 PCIe; no FlashAttention-2 (memory-efficient attention only)"),
+    _p("nvidia-volta", "NVIDIA Volta (data centre)", 0.68, 0.35, False, 0.85, 3.0, 6.0, measured=False, spread=1.15,
+       basis="no published MAMF; an 8192x8192 FP16 matmul peaks at 85 of 125 TFLOPS on V100 (Y. Bulatov, "
+       "github.com/yaroslavvb/stuff matmul_benchmark_seq.py); FlashAttention (v1 and v2) needs Turing or Ampere and later, so the "
+       "usual Volta stack (Megatron-LM, DeepSpeed) materialises the score matrix"),
     _p("nvidia-client", "NVIDIA GeForce / RTX workstation", 0.80, 0.48, True, 0.85, 3.0, 2.5, measured=False,
        spread=1.1, basis="no published MAMF: as A100 PCIe, against the FP32-accumulate tensor rate; desktop hosts "
        "launch kernels about twice as fast as server cores (single-thread clock about 5 against 2-3 GHz)"),
