@@ -20,6 +20,14 @@ def test_import_linter_contracts_hold():
     assert re.search(r"Contracts: \d+ kept, 0 broken", result.stdout), result.stdout
 
 
+def test_ruff_finds_nothing():
+    # the project's lint rules (pyproject.toml [tool.ruff]) run with the tests, so CI runs them
+    ruff = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    result = subprocess.run([ruff, "check", "--no-cache", "gpudesk", "tests"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Run the tests", 1)[1]
