@@ -6,25 +6,18 @@ import logging
 import os
 import sys
 
-from PySide6.QtCore import QCoreApplication, QSettings, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QColor, QIcon, QPalette
 from PySide6.QtWidgets import QApplication
 
 from gpudesk import APP_DISPLAY_NAME, APP_NAME, ORG_DOMAIN, ORG_NAME, __version__
 from gpudesk.core import paths
 from gpudesk.core.logs import setup_logging
+from gpudesk.ui.state import settings_store
 
 log = logging.getLogger(__name__)
 
 ACCENT = "#2f6fde"
-
-
-def settings_store() -> QSettings:
-    """Remembered UI state (geometry, splitters, last view); under GPUDESK_HOME when it is set."""
-    home = os.environ.get(paths.HOME_ENV)
-    if home:
-        return QSettings(os.path.join(home, "ui-state.ini"), QSettings.Format.IniFormat)
-    return QSettings(ORG_NAME, APP_NAME)
 
 
 def app_icon() -> QIcon:

@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 
 from gpudesk import APP_DISPLAY_NAME, __version__
 from gpudesk.core import paths
-from gpudesk.ui.app import settings_store
 from gpudesk.ui.catalogue.view import CatalogueView
+from gpudesk.ui.state import settings_store
 
 log = logging.getLogger(__name__)
 

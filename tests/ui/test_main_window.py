@@ -82,7 +82,7 @@ def test_about_names_app_and_catalogue_versions(window, monkeypatch):
 
 def test_window_state_is_remembered(qtbot, window, catalogue):
     # (the offscreen screen clamps restored geometry, so check what it can: page and splitter)
-    from gpudesk.ui.app import settings_store
+    from gpudesk.ui.state import settings_store
 
     window.catalogue_view.splitter.setSizes([500, 300])
     sizes = window.catalogue_view.splitter.sizes()
@@ -165,7 +165,7 @@ def test_about_gives_the_catalogue_release_date(window, monkeypatch):
 
 
 def test_catalogue_columns_and_compare_splitter_are_remembered(qtbot, window, catalogue):
-    from gpudesk.ui.app import settings_store
+    from gpudesk.ui.state import settings_store
 
     window.catalogue_view.set_column_visible("architecture", True)
     compare = window.show_page("compare")
