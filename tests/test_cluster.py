@@ -206,3 +206,100 @@ def test_incremental_analysis_matches_a_full_pass_after_every_edit(catalogue):
         same()
     graph.clear()
     same()
+
+
+# ----------------------------------------------------------------------------- what the estimate counts
+def _dgx_and_hgx(graph, catalogue):
+    dgx = graph.add_node(make_node(graph, catalogue, "system", "dgx-h100"))
+    hgx = graph.add_node(make_node(graph, catalogue, "system", "hgx-h100-8gpu", x=300))
+    return dgx, hgx
+
+
+def _estimate(graph, catalogue):
+    return estimate_scenario(scenario_with_canvas(graph, catalogue, BASE), catalogue)
+
+
+def test_a_machine_with_no_link_is_left_out_and_named_unless_the_user_counts_it(graph, catalogue):
+    from gpudesk.core.cluster import SetCountUnlinked
+    from gpudesk.core.cluster.convert import GraphAnalysis, linked_machines
+
+    dgx, hgx = _dgx_and_hgx(graph, catalogue)
+    analysis = GraphAnalysis(graph, catalogue)
+    entries = graph_entries(graph, catalogue)
+    assert [(e.item, e.nodes) for e in entries] == [("dgx-h100", 1)]
+    assert [n.id for n in linked_machines(graph)[1]] == [hgx.id] == [n.id for n in analysis.unlinked()]
+    problem = next(p for p in graph_problems(graph, catalogue) if p.target == hgx.id)
+    assert "not counted in the estimate" in problem.message
+    assert _estimate(graph, catalogue).devices == 8
+
+    stack = UndoStack(graph)
+    stack.push(SetCountUnlinked(True))  # the user's choice: count it anyway
+    assert sorted(e.item for e in graph_entries(graph, catalogue)) == ["dgx-h100", "hgx-h100-8gpu"]
+    assert analysis.unlinked() == [] and _estimate(graph, catalogue).devices == 16
+    assert "not counted" not in next(p for p in graph_problems(graph, catalogue) if p.target == hgx.id).message
+    saved = scenario_with_canvas(graph, catalogue, BASE)
+    assert saved.canvas["count_unlinked"] is True
+    assert graph_for_scenario(loads_scenario(saved.to_json()), catalogue).count_unlinked is True
+    stack.undo()
+    assert graph.count_unlinked is False and len(graph_entries(graph, catalogue)) == 1
+
+    # the larger part of a drawing is the cluster: a lone machine beside a linked pair is left out
+    third = graph.add_node(make_node(graph, catalogue, "system", "dgx-h100", x=600))
+    graph.add_link(Link("l1", hgx.id, third.id, "ib-ndr-400", 8))
+    assert [n.id for n in linked_machines(graph)[1]] == [dgx.id]
+    assert _estimate(graph, catalogue).devices == 16
+
+
+def test_a_drawn_link_sets_the_speed_when_it_is_the_slowest_path(graph, catalogue):
+    """DGX H100 + HGX H100 joined by one link: InfiniBand NDR against 100 Gb Ethernet give different
+    throughput for multi-node training, the slowest link is the one drawn, with its share of the
+    step; removing the link drops the second machine."""
+    dgx, hgx = _dgx_and_hgx(graph, catalogue)
+    graph.add_link(Link("l1", dgx.id, hgx.id, "ib-ndr-400", 1))  # one cable: the HGX board names no NICs
+    ndr = _estimate(graph, catalogue)
+    graph.set_link("l1", kind="eth-100g")
+    eth = _estimate(graph, catalogue)
+    assert ndr.devices == eth.devices == 16
+    assert eth.tokens_per_s.likely < ndr.tokens_per_s.likely * 0.99
+    assert ndr.slowest_link.startswith("InfiniBand NDR") and eth.slowest_link.startswith("100 Gigabit Ethernet")
+    from gpudesk.core.compare import slowest_link_share
+
+    name, share, total = slowest_link_share(eth)
+    assert name == eth.slowest_link
+    assert share == pytest.approx(eth.breakdown["link_seconds"][name] / eth.breakdown["step_s"])
+    assert 0 < share <= total < 1
+    assert slowest_link_share(ndr)[1] < share  # the faster link takes a smaller part of the step
+
+    # a fast cable into a slow switch is as slow as the switch
+    graph.set_link("l1", kind="ib-ndr-400")
+    switch = graph.add_node(make_node(graph, catalogue, "switch", "eth-100g", y=-200))
+    graph.remove_link("l1")
+    graph.add_link(Link("l2", dgx.id, switch.id, "ib-ndr-400", 8))
+    graph.add_link(Link("l3", hgx.id, switch.id, "ib-ndr-400", 8))
+    assert {e.inter for e in graph_entries(graph, catalogue)} == {"eth-100g"}
+
+    graph.remove_link("l2")
+    graph.remove_link("l3")
+    assert _estimate(graph, catalogue).devices == 8  # the second machine is no longer in the cluster
+
+
+def test_a_systems_power_never_exceeds_its_rating_without_saying_why(graph, catalogue):
+    graph.add_node(make_node(graph, catalogue, "system", "dgx-h100"))
+    est = _estimate(graph, catalogue)
+    rated = catalogue.get("systems", "dgx-h100")["system_power_w"]
+    pue = BASE["site"]["pue"]
+    assert est.power_w.high / pue <= rated + 1e-6  # the IT load stays within the catalogued maximum
+    assert est.power_w.high > rated  # only the facility's PUE takes the total above it ...
+    text = next(a for a in est.assumptions if a.startswith("Rated system power caps the draw"))
+    assert "NVIDIA DGX H100 at most 10.2 kW" in text and "PUE" in text  # ... and the assumptions say so
+
+
+def test_a_scenario_of_several_machines_and_no_network_opens_linked(catalogue):
+    from gpudesk.core.cluster.convert import linked_machines
+    from gpudesk.core.scenario import ClusterEntry
+
+    entries = [ClusterEntry(item="h100-sxm5-80gb", per_node=8), ClusterEntry(item="a100-sxm4-80gb", per_node=8)]
+    opened = graph_for_scenario(loads_scenario(json.dumps(dict(BASE, cluster=[e.to_dict() for e in entries]))),
+                                catalogue)
+    assert linked_machines(opened)[1] == []
+    assert {e.item for e in graph_entries(opened, catalogue)} == {"h100-sxm5-80gb", "a100-sxm4-80gb"}

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from gpudesk.cli import main
-from gpudesk.core.compare import build_comparison, comparison_csv, comparison_json
+from gpudesk.core.compare import build_comparison, comparison_csv, comparison_json, format_comparison
 from gpudesk.core.resolve import estimate_option
 from gpudesk.core.scenario import load_scenario, parse_scenario
 
@@ -41,13 +41,41 @@ def test_infeasible_options_cannot_win_estimates(catalogue):
     assert [r.ok for r in comp.results] == [True, False, False]
     assert comp.row("fits").winners == [0]
     assert comp.row("capex").winners == [0]  # the Nanos are cheaper but cannot run the workload
-    assert comp.row("memory_device").winners == [0]  # specs still compare everything
+    assert comp.row("memory_device").winners == []  # a specification earns no star
     # explanations are not outcomes: 400 GB of separate 4 GB boards is not one pool, a low TDP or
     # power draw for a run many times longer is no win
     for key in ("memory_total", "tdp", "power", "mfu"):
         row = comp.row(key)
         assert row is None or (row.better is None and row.winners == []), key
     assert "cannot run" in comp.recommendation and "Jetson Nano" in comp.recommendation
+
+
+def test_stars_only_on_outcomes_and_the_seed_nanos_win_nothing_but_capex(catalogue):
+    comp = build_comparison(load_scenario(EXAMPLES / "a100-vs-jetson-nanos.json"), catalogue)
+    for row in comp.rows:
+        if row.key not in ("fits", "decode_user", "decode_total", "ttft", "time", "throughput", "energy", "co2",
+                           "embodied", "cost_run", "capex", "break_even_runs", "break_even_months"):
+            assert row.winners == [], (row.key, row.winners)  # specifications and explanations
+    nanos = {i for i, r in enumerate(comp.results) if "Jetson Nano" in r.name}
+    assert len(nanos) == 2
+    won = {row.key for row in comp.rows for i in row.winners if i in nanos}
+    assert won == {"capex"}, won
+    a100 = next(i for i, r in enumerate(comp.results) if "A100" in r.name)
+    assert comp.row("time").winners == [a100]  # many times faster: the ranges do not overlap
+    assert "* marks the winner of a row: only outcomes" in format_comparison(comp)
+
+
+def test_a_lead_within_the_ranges_earns_no_star_and_the_row_says_so(catalogue):
+    doc = json.loads((EXAMPLES / "nanochat-d20-8xh100.json").read_text())
+    # the same 8-GPU server against itself with one GPU fewer: about 12% apart, well inside the ranges
+    base = doc["cluster"][0]
+    doc["compare"] = [{"name": "eight", "cluster": [dict(base, per_node=8)]},
+                      {"name": "seven", "cluster": [dict(base, per_node=7)]}]
+    comp = build_comparison(parse_scenario(doc), catalogue)
+    time_row = comp.row("time")
+    assert time_row.cells[0].value < time_row.cells[1].value
+    assert time_row.winners == [] and "within the estimates' low–high ranges" in time_row.remark
+    assert comparison_json(comp)["rows"][[r.key for r in comp.rows].index("time")]["remark"] == time_row.remark
 
 
 def test_recommendation_says_who_wins_by_how_much_and_on_what(catalogue):
@@ -158,3 +186,45 @@ def test_plan_and_step_rows_explain_without_stars(catalogue):
     assert "data-parallel" in step.cells[2].text or "pipeline bubble" in step.cells[2].text
     # why the Nanos are slower, in the recommendation: peak, utilisation and its cause
     assert "no tensor cores" in comp.recommendation and "dense peak is" in comp.recommendation
+
+
+def test_a_comparison_without_a_title_is_titled_from_its_workload_and_configurations(catalogue):
+    """The Qt-free path the PDF takes: a scenario with no question gets one written from what it
+    compares, and the report's title is it."""
+    from gpudesk.core.compare import generated_question, workload_model_name
+    from gpudesk.core.report.content import comparison_report
+
+    doc = json.loads((EXAMPLES / "a100-vs-rtx4090-laptop.json").read_text())
+    doc.pop("report")
+    doc.pop("name")
+    doc["workload"] = {"preset": "nanochat-d20", "kind": "train"}
+    comp = build_comparison(parse_scenario(doc), catalogue)
+    title = ("1 × A100 PCIe 80GB or RTX 4090 Laptop GPU for training nanochat d20 (561M) from scratch on 11.2B tokens "
+             "(BF16)?")
+    assert comp.question == comparison_report(comp).question == title
+    # the model is named only while the workload is that model's size
+    assert workload_model_name({"params": 8.03e9, "layers": 32, "d_model": 4096}, catalogue) == "Llama 3 8B"
+    assert workload_model_name({"params": 1.5e9}, catalogue) == ""
+    w = {"kind": "infer", "params": 70.6e9, "precision": "fp8", "concurrency": 16}
+    assert generated_question(w, ["A", "B", "C"], "Llama 3 70B") == "A, B or C for serving Llama 3 70B in FP8 to 16 users?"
+    assert generated_question(dict(w, concurrency=1), list("ABCD")) == \
+        "Which of 4 configurations for serving a 70.6B-parameter model in FP8 to 1 user?"
+    assert generated_question({"kind": "finetune", "params": 8e9, "method": "qlora", "tokens": 1e8}, ["X"]) == \
+        "X for fine-tuning a 8B-parameter model with QLoRA on 100M tokens (BF16)?"
+
+
+def test_charts_with_nothing_to_compare_say_why(catalogue):
+    from gpudesk.core.report.content import BarChart, Paragraph, ScatterChart, comparison_report
+
+    one = build_comparison(load_scenario(EXAMPLES / "llama3-70b-fp16-one-or-two-gpus.json"), catalogue)
+    assert one.chart_messages["scores"] == ("Only one configuration can run this workload (2 × H100 SXM 80GB): "
+                                            "nothing to compare.")
+    charts = next(s for s in comparison_report(one).sections if s.title == "Charts").blocks
+    assert not any(isinstance(b, (BarChart, ScatterChart)) for b in charts)
+    assert [b.text.split(": ", 1)[0] for b in charts if isinstance(b, Paragraph)][:2] == [
+        "Each metric, relative to the best configuration", "Performance per dollar against performance per watt"]
+    both = build_comparison(load_scenario(EXAMPLES / "nanochat-8xh100-rented-vs-dgx-spark.json"), catalogue)
+    assert both.chart_messages == {"scores": "", "value": "", "cost": ""}
+    no_price = build_comparison(load_scenario(EXAMPLES / "a100-vs-rtx4090-laptop.json"), catalogue)
+    assert no_price.chart_messages["value"].startswith("No configuration has both a cost and a power figure")
+    assert "RTX 4090 Laptop GPU has no price" in no_price.chart_messages["value"]

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from gpudesk.core.catalogue.fields import PRICE_KIND_WORDS
 from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.engine import estimate as run_estimate
 from gpudesk.core.estimate.types import Estimate, Range
@@ -30,6 +32,8 @@ class OptionResult:
     error: str = ""  # a resolve error (unknown id): the option cannot be estimated at all
     hardware: str = ""
     notes: list[str] = field(default_factory=list)
+    price_used: str = ""  # which purchase price the capex rests on, in words
+    price_short: str = ""  # its kind and date ('list price, 2026-07-06'), shown under the capex
 
     @property
     def ok(self) -> bool:
@@ -42,9 +46,13 @@ class Cell:
     low: float | None = None
     high: float | None = None
     text: str = ""
+    note: str = ""  # what the figure rests on (the price used, say): the cell's tooltip
 
     def to_json(self) -> dict:
-        return {"value": self.value, "low": self.low, "high": self.high, "text": self.text}
+        out = {"value": self.value, "low": self.low, "high": self.high, "text": self.text}
+        if self.note:
+            out["note"] = self.note
+        return out
 
 
 @dataclass
@@ -56,6 +64,10 @@ class Row:
     better: str | None
     cells: list[Cell]
     winners: list[int] = field(default_factory=list)
+    # an outcome a buyer pays or waits for (time, speed, cost, energy, CO2, capex, fits, break-even):
+    # only these earn a star; specification and explanatory rows show a direction but no winner
+    outcome: bool = False
+    remark: str = ""  # e.g. that the best figure's lead is within the estimates' uncertainty
 
     @property
     def direction_text(self) -> str:
@@ -76,6 +88,8 @@ class Comparison:
     value_points: list[dict] = field(default_factory=list)
     score_bars: dict = field(default_factory=dict)
     assumptions: list[str] = field(default_factory=list)
+    # why a chart has nothing to show, by chart ("scores", "value", "cost"); "" when it has
+    chart_messages: dict = field(default_factory=dict)
 
     @property
     def names(self) -> list[str]:
@@ -100,7 +114,9 @@ def build_comparison(scenario: Scenario, catalogue, settings=None, calibrations=
         est = run_estimate(resolved.inputs)
         est.assumptions[:0] = resolved.assumptions
         results.append(OptionResult(option.name, option, est, resolved.inputs, hardware=_hardware(resolved.inputs),
-                                    notes=list(option.notes and [option.notes] or [])))
+                                    notes=list(option.notes and [option.notes] or []),
+                                    price_used=price_used(scenario, option, catalogue),
+                                    price_short=price_used(scenario, option, catalogue, short=True)))
     errors = [r for r in results if r.error]
     if errors and len(errors) == len(results):
         raise ResolveError([f"{r.name}: {r.error}" for r in errors])
@@ -113,14 +129,154 @@ def build_comparison(scenario: Scenario, catalogue, settings=None, calibrations=
         sources=_sources(results, catalogue),
         catalogue_version=catalogue.version,
         created=date.today().isoformat(),
-        question=(scenario.report or {}).get("question") or scenario.name or "Which configuration?",
+        question=(scenario.report or {}).get("question") or scenario.name
+        or _generated_for(scenario.workload, [r.name for r in results], catalogue),
     )
     comparison.cost_curves = cost_curves(results)
     comparison.value_points = _value_points(results)
     comparison.score_bars = _score_bars(rows, results)
     comparison.assumptions = _shared_assumptions(results)
+    for r in results:  # which price each capex rests on: two list prices of one item differ by what they price
+        if r.price_used and r.estimate is not None:
+            comparison.assumptions.append(f"{r.name}: purchase price: " + r.price_used.replace("\n", "; "))
+    comparison.chart_messages = chart_messages(comparison)
     comparison.recommendation = recommendation(comparison)
     return comparison
+
+
+# ----------------------------------------------------------------------------- the question
+_TASK_SUFFIX = re.compile(r"\s+(pretraining|(?:Q?LoRA\s+)?fine-tuning|serving\b.*|on\s+.*)$", re.IGNORECASE)
+SHAPE_TOLERANCE = 0.005  # a workload within 0.5% of a preset's or a model's parameter count is that model
+
+
+def _same(a, b) -> bool:
+    try:
+        a, b = float(a), float(b)
+    except (TypeError, ValueError):
+        return False
+    return abs(a - b) <= SHAPE_TOLERANCE * max(abs(a), abs(b), 1e-12)
+
+
+def workload_model_name(workload: dict, catalogue) -> str:
+    """The model a workload trains or serves, by name, when the catalogue knows its shape: the
+    model part of a workload preset with the same parameter count and layers ('nanochat d20
+    (561M)' from 'nanochat d20 (561M) pretraining'), else a catalogued model of that shape; ''
+    when the workload is only a parameter count."""
+    if catalogue is None:
+        return ""
+    presets = catalogue.presets()
+    params = workload.get("params")
+    chosen = next((p for p in presets if p.get("id") == workload.get("preset")), None) if workload.get("preset") else None
+    if chosen is not None and params is not None and not _same(params, chosen.get("workload", {}).get("params")):
+        chosen = None  # the preset's model was replaced by another size
+    if chosen is None and params is not None:
+        for p in presets:
+            w = p.get("workload", {})
+            if _same(params, w.get("params")) and all(
+                    workload.get(k) is None or w.get(k) is None or workload.get(k) == w.get(k) for k in ("layers", "d_model")):
+                chosen = p
+                break
+    if chosen is not None:
+        return _TASK_SUFFIX.sub("", chosen["name"]).strip() or chosen["name"]
+    if params is not None and workload.get("layers") and workload.get("d_model"):
+        for m in catalogue.items("models"):
+            if _same(params, m.get("params")) and m.get("layers") == workload.get("layers") \
+                    and m.get("d_model") == workload.get("d_model"):
+                return m["name"]
+    return ""
+
+
+def _generated_for(workload: dict, names: list[str], catalogue) -> str:
+    """generated_question for a scenario's workload as written (a preset's fields filled in)."""
+    preset = next((p for p in catalogue.presets() if p.get("id") == workload.get("preset")), None) \
+        if workload.get("preset") else None
+    merged = {**(preset or {}).get("workload", {}), **workload}
+    return generated_question(merged, names, workload_model_name(merged, catalogue))
+
+
+def _count(value: float) -> str:
+    """561e6 -> '561M', 1.12e10 -> '11.2B', 2e12 -> '2T'."""
+    for scale, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(value) >= scale:
+            return f"{value / scale:,.3g}{unit}"
+    return f"{value:,.0f}"
+
+
+def _or_list(names: list[str]) -> str:
+    names = [n for n in names if n]
+    if len(names) <= 1:
+        return names[0] if names else ""
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def generated_question(workload: dict, names: list[str], model: str = "") -> str:
+    """The question a comparison answers, written from its workload and configurations: what the
+    compare view shows as the title when the user has typed none, and the PDF's title.
+
+    'A100 PCIe 80GB or RTX 4090 Laptop GPU for fine-tuning Llama 3 8B with QLoRA on 100M tokens (BF16)?'
+    """
+    kind = workload.get("kind", "train")
+    params = workload.get("params")
+    what = model or (f"a {_count(float(params))}-parameter model" if params else "the model")
+    precision = str(workload.get("precision") or ("fp16" if kind == "infer" else "bf16")).upper()
+    if kind == "infer":
+        users = int(workload.get("concurrency") or 1)
+        task = f"serving {what} in {precision} to {users:,} user{'s' if users != 1 else ''}"
+    else:
+        tokens = workload.get("tokens")
+        on = f" on {_count(float(tokens))} tokens" if tokens else ""
+        if kind == "finetune":
+            method = {"lora": "LoRA", "qlora": "QLoRA", "full": "full fine-tuning"}.get(workload.get("method") or "lora", "")
+            how = f" with {method}" if method and method != "full fine-tuning" else " (all weights)" if method else ""
+            task = f"fine-tuning {what}{how}{on} ({precision})"
+        else:
+            task = f"training {what} from scratch{on} ({precision})"
+    names = [n for n in names if n]
+    if not names:
+        return f"Which configuration for {task}?"
+    if len(names) == 1:
+        return f"{names[0]} for {task}?"
+    if len(names) <= 3:
+        return f"{_or_list(names)} for {task}?"
+    return f"Which of {len(names)} configurations for {task}?"
+
+
+def price_used(scenario: Scenario, option: Option, catalogue, short: bool = False) -> str:
+    """Which purchase price an option's capex rests on, in words: the scenario's own figure, or
+    the catalogue's price record (its kind, amount, date, what exactly it prices and its source).
+    `short`: only the kind and date of each ('list price, 2026-07-06')."""
+    as_of = {**(scenario.finance or {}), **(option.finance or {})}.get("as_of")
+    parts = []
+    shorts = []
+    for entry in option.cluster:
+        if entry.cloud:
+            continue
+        system = catalogue.get("systems", entry.item)
+        record = system or catalogue.get("accelerators", entry.item) or {}
+        name = record.get("name") or entry.item
+        if entry.capex_usd_per_node is not None:
+            parts.append(f"{name}: ${entry.capex_usd_per_node:,.0f} per node, given in this comparison")
+            shorts.append("price given here")
+            continue
+        price = catalogue.latest_price(entry.item, as_of=as_of)
+        if price is None:
+            parts.append(f"{name}: no price in the catalogue" + (f" known on {as_of}" if as_of else ""))
+            continue
+        kind = PRICE_KIND_WORDS.get(price["kind"], f"{price['kind']} price")
+        shorts.append(f"{kind}, {price.get('date') or 'undated'}")
+        count = entry.nodes if system else entry.nodes * (entry.per_node or 1)
+        src = catalogue.sources().get(price.get("source") or "", {})
+        text = (f"{name}: {kind} ${price['usd']:,.0f}"
+                + (f" × {count:,}" if count > 1 else "") + f" ({price.get('date') or 'undated'}")
+        text += f", {src['title']})" if src.get("title") else ")"
+        if price.get("notes"):
+            text += f" — {price['notes']}"
+        if not system:
+            text += " The price is for the accelerators only; hosts are not included."
+        parts.append(text)
+    if short:
+        return "; ".join(dict.fromkeys(shorts))
+    return "\n".join(parts)
 
 
 def _hardware(inputs) -> str:
@@ -167,7 +323,7 @@ def _rows(results: list[OptionResult]) -> list[Row]:
     rows: list[Row] = []
 
     def add(key, section, label, unit, better, cells):
-        rows.append(Row(key, section, label, unit, better, cells))
+        rows.append(Row(key, section, label, unit, better, cells, outcome=key in OUTCOME_ROWS))
 
     def per(fn):
         out = []
@@ -245,9 +401,40 @@ def _rows(results: list[OptionResult]) -> list[Row]:
     add("per_watt", "Value", "Throughput per kW", "tokens/s/kW", HIGHER, per(_per_kw))
     feasible = [r.ok for r in results]
     for row in rows:
-        # specs compare whatever is on the table; estimates, costs and value only what can run
-        row.winners = _winners(row, None if row.section == "Configuration" or row.key == "fits" else feasible)
+        if not row.outcome:
+            continue  # a specification or an explanation: no star
+        row.winners = _winners(row, None if row.key == "fits" else feasible)
+        row.winners, row.remark = _clear_lead(row)
     return rows
+
+
+# Rows a buyer chooses by; every other row explains them (peaks, memory, TDP, utilisation, power,
+# the value ratios that restate cost and energy per token).
+OUTCOME_ROWS = frozenset({"fits", "decode_user", "decode_total", "ttft", "time", "throughput", "energy", "co2",
+                          "embodied", "cost_run", "capex", "break_even_runs", "break_even_months"})
+
+
+def _clear_lead(row: Row) -> tuple[list[int], str]:
+    """The winners whose lead is larger than the estimates' uncertainty: a winner's range must not
+    overlap the best other configuration's range. Otherwise no star, and the row says why."""
+    if len(row.winners) != 1:
+        return row.winners, ""
+    w = row.winners[0]
+    win = row.cells[w]
+    if win.low is None or win.high is None:
+        return row.winners, ""
+    rivals = [c for i, c in enumerate(row.cells) if i != w and c.value is not None]
+    if not rivals:
+        return row.winners, ""
+    if row.better == LOWER:
+        rival = min(rivals, key=lambda c: c.value)
+        clear = win.high < (rival.low if rival.low is not None else rival.value)
+    else:
+        rival = max(rivals, key=lambda c: c.value)
+        clear = win.low > (rival.high if rival.high is not None else rival.value)
+    if clear:
+        return row.winners, ""
+    return [], "the best figure's lead is within the estimates' low–high ranges: no clear winner"
 
 
 def _sig3(value: float) -> str:
@@ -291,6 +478,19 @@ def _why_slower(fast: Estimate, slow: Estimate) -> str:
             link = f" over {slow.slowest_link}" if label != "pipeline bubble" and slow.slowest_link else ""
             out.append(f"{share:.0%} of each of their steps is {label}{link}")
     return "; ".join(out)
+
+
+def slowest_link_share(e: Estimate) -> tuple[str, float, float]:
+    """(the link that limits a step: the one with the most exposed seconds, its share of the
+    step, the share of all exposed communication), from the likely case's step breakdown."""
+    b = e.breakdown or {}
+    seconds = b.get("link_seconds") or {}
+    step = b.get("step_s") or 0.0
+    total = e.comm_share.likely if e.comm_share else 0.0
+    if seconds and step > 0:
+        name = max(seconds, key=seconds.get)
+        return name, seconds[name] / step, max(total, seconds[name] / step)
+    return e.slowest_link or "", total, total
 
 
 def _fits_text(e: Estimate) -> str:
@@ -351,10 +551,12 @@ def _embodied_cell(r: OptionResult, e: Estimate) -> Cell:
 
 def _capex_cell(r: OptionResult, e: Estimate) -> Cell:
     if any(g.cloud is not None for g in r.inputs.groups):
-        return Cell(0.0, None, None, "none (rented)")
+        return Cell(0.0, None, None, "none (rented)", note="Rented: nothing is bought.")
     if e.cost.capex_usd is None:
-        return Cell(text="no price")
-    return Cell(e.cost.capex_usd, None, None, usd(e.cost.capex_usd))
+        return Cell(text="no price", note=r.price_used or "No price in the catalogue: add a quote.")
+    short = r.price_short
+    return Cell(e.cost.capex_usd, None, None, usd(e.cost.capex_usd) + (f"\n({short})" if short else ""),
+                note="Price used: " + r.price_used if r.price_used else "")
 
 
 def _tokens_per_dollar(r: OptionResult, e: Estimate) -> Cell:
@@ -541,6 +743,51 @@ def _score_bars(rows: list[Row], results) -> dict:
     return {"metrics": metrics, "options": [r.name for r in results], "scores": scores}
 
 
+def chart_messages(comp: Comparison) -> dict:
+    """A sentence for each chart that has nothing to compare, saying why ('' when it has)."""
+    results = comp.results
+    ok = [r for r in results if r.ok]
+    out = {"scores": "", "value": "", "cost": ""}
+    if not ok:
+        nothing = "No configuration can run this workload: nothing to compare."
+        return dict.fromkeys(out, nothing)
+    if len(results) == 1 and ok:
+        out["scores"] = out["value"] = f"One configuration ({ok[0].name}): nothing to compare it with."
+    elif len(ok) == 1:
+        alone = f"Only one configuration can run this workload ({ok[0].name}): nothing to compare."
+        out["scores"] = out["value"] = alone
+    elif not comp.score_bars.get("metrics"):
+        out["scores"] = "No metric has a figure for these configurations: nothing to compare."
+    if not out["value"] and len(comp.value_points) < 2:
+        missing = []
+        for r in ok:
+            lacks = []
+            if not _tokens_per_dollar(r, r.estimate).value:
+                lacks.append("no price" if _cost_per_run(r, r.estimate) is None else "no cost per run")
+            if not _per_kw(r, r.estimate).value:
+                lacks.append("no power figure")
+            if lacks:
+                missing.append(f"{r.name} has {' and '.join(lacks)}")
+        have = [p["name"] for p in comp.value_points]
+        lead = (f"Only {have[0]} has both a cost and a power figure" if have else
+                "No configuration has both a cost and a power figure")
+        out["value"] = lead + (f" ({'; '.join(missing)})" if missing else "") + ": nothing to compare."
+    if not comp.cost_curves.get("series"):
+        owned = [r for r in ok if r.inputs and not any(g.cloud for g in r.inputs.groups)]
+        priced = [r for r in owned if r.estimate.cost.capex_usd is not None]
+        if not owned:
+            out["cost"] = "Every configuration is rented: there is nothing bought to set against renting."
+        elif not priced:
+            out["cost"] = (f"{_or_list([r.name for r in owned]).replace(' or ', ' and ')} "
+                           f"{'has' if len(owned) == 1 else 'have'} no purchase price: add a quote in the catalogue "
+                           "to set buying against renting.")
+        elif any(r.estimate.time_s is None for r in priced):
+            out["cost"] = "The workload has no amount of work (tokens) to repeat: set its training data."
+        else:
+            out["cost"] = "Buying against renting needs a rented alternative: choose one under Rent instead."
+    return out
+
+
 def _shared_assumptions(results: list[OptionResult]) -> list[str]:
     out: list[str] = []
     for r in results:
@@ -666,7 +913,8 @@ def comparison_json(comp: Comparison) -> dict:
         ],
         "rows": [
             {"key": row.key, "section": row.section, "label": row.label, "unit": row.unit, "better": row.better,
-             "cells": [c.to_json() for c in row.cells], "winners": [comp.results[i].name for i in row.winners]}
+             "cells": [c.to_json() for c in row.cells], "winners": [comp.results[i].name for i in row.winners],
+             "outcome": row.outcome, "remark": row.remark}
             for row in comp.rows
         ],
         "recommendation": comp.recommendation,
@@ -710,8 +958,11 @@ def format_comparison(comp: Comparison) -> str:
                 text = "*" + text
             cells.append(text[:width].ljust(width + 2))
         suffix = f"  [{row.unit}, {row.direction_text}]" if row.better else (f"  [{row.unit}]" if row.unit else "")
+        if row.remark:
+            suffix += f"  ({row.remark})"
         lines.append(row.label.ljust(label_w) + "".join(cells) + suffix)
-    lines += ["", "* marks the winner of a row.", "", "Recommendation", comp.recommendation, "", "Sources"]
+    lines += ["", "* marks the winner of a row: only outcomes (time, speed, cost, energy, CO2, purchase, fit, "
+              "break-even), and only where its low–high range clears the next configuration's.", "", "Recommendation", comp.recommendation, "", "Sources"]
     for src in comp.sources:
         lines.append(f"  [{src['number']}] {src['title']} — {src.get('publisher') or ''}, {src.get('date') or 'undated'} {src.get('url') or ''}")
     return "\n".join(lines)

@@ -221,7 +221,8 @@ def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str
         inter_id = "eth-100g" if acc.get("device_class") == "datacenter" else "eth-1g"
         notes.append(f"{entry.label or entry.item}: no network named between nodes; {inter_id} assumed.")
     intra = _link(catalogue, intra_id, f"{where}.intra", problems) if per_node > 1 else None
-    inter = _link(catalogue, inter_id, f"{where}.inter", problems) if entry.nodes > 1 else None
+    # a network named for a single machine still joins it to the cluster's other groups (a drawn link)
+    inter = _link(catalogue, inter_id, f"{where}.inter", problems) if entry.nodes > 1 or entry.inter else None
     nic_count = entry.nic_count if entry.nic_count is not None else ((system.get("nic_count") or 1) if system else 1)
     capex = entry.capex_usd_per_node
     if capex is None:

@@ -211,3 +211,89 @@ def test_exports_png_svg_and_pdf(view, tmp_path):
 
 def test_node_items_are_node_items(view):
     assert all(isinstance(i, NodeItem) for i in view.scene.node_items.values())
+
+
+def _drag_link(view, a_id: str, b_id: str) -> None:
+    """Draw a link the way a user does: press on a's port, drag to b, release."""
+    item_a, item_b = view.scene.node_items[a_id], view.scene.node_items[b_id]
+    view.canvas.resetTransform()
+    view.canvas.centerOn((item_a.pos() + item_b.pos()) / 2)
+    port = item_a.mapToScene(item_a.port_rect().center())
+    target = item_b.pos() + QPointF(NODE_W / 2, NODE_H / 2)
+    vp = view.canvas.viewport()
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, _viewport_point(view, port))
+    QTest.mouseMove(vp, _viewport_point(view, (port + target) / 2))
+    QTest.mouseMove(vp, _viewport_point(view, target))
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, _viewport_point(view, target))
+
+
+def test_a_drawn_link_changes_the_estimate_and_an_unlinked_machine_is_never_counted_silently(view, qtbot):
+    """DGX H100 + HGX H100: unlinked, the HGX is left out and the panel says so; drawn with the
+    mouse, the link joins it; its type sets the speed (NDR against 100 GbE) and names the slowest
+    link with its share of the step; deleting the link drops the machine again; the user may
+    choose to count it."""
+    view.graph.clear()
+    view.undo_stack.clear()
+    dgx = view.add_item("system", "dgx-h100", QPointF(0, 0))
+    hgx = view.add_item("system", "hgx-h100-8gpu", QPointF(420, 0))
+    view.update_estimate()
+    assert view.estimate.devices == 8
+    panel = view.panel
+    assert panel.unlinked.isVisibleTo(panel)
+    assert "1 machine not linked: not counted" in panel.unlinked.text() and "HGX H100" in panel.unlinked.text()
+    assert "not counted in the estimate" in view.scene.node_items[hgx.id].problem
+
+    _drag_link(view, dgx.id, hgx.id)
+    assert len(view.graph.links) == 1
+    link = next(iter(view.graph.links.values()))
+    assert link.kind == "ib-ndr-400"  # the DGX's NIC
+    view.update_estimate()
+    assert view.estimate.devices == 16 and not panel.unlinked.isVisibleTo(panel)
+    ndr_speed = view.estimate.tokens_per_s.likely
+    assert panel.values["link"].text().startswith("InfiniBand NDR (400 Gb/s): ")
+
+    # the link's type, changed in the properties panel as a user does
+    view.scene.select_ids(link_ids=[link.id])
+    combo = view.properties.link_kind
+    combo.setCurrentIndex(combo.findData("eth-100g"))
+    assert view.graph.links[link.id].kind == "eth-100g"
+    view.update_estimate()
+    est = view.estimate
+    assert est.devices == 16 and est.tokens_per_s.likely < ndr_speed
+    b = est.breakdown
+    share = b["link_seconds"]["100 Gigabit Ethernet (100GbE)"] / b["step_s"]
+    assert panel.values["link"].text().startswith(f"100 Gigabit Ethernet (100GbE): {share:.1%} of each step")
+    assert panel.values["speed"].text() != ""
+
+    # deleting the link (selected, Delete) drops the HGX from the estimate, and says so
+    view.scene.select_ids(link_ids=[link.id])
+    view.delete_selection()
+    view.update_estimate()
+    assert view.estimate.devices == 8 and "not counted" in panel.unlinked.text()
+    view.undo_stack.undo()
+    view.update_estimate()
+    assert view.estimate.devices == 16
+
+    # counting unlinked machines is the user's choice, one undoable step
+    view.undo_stack.redo()
+    panel.count_unlinked.setChecked(True)
+    view.update_estimate()
+    assert view.graph.count_unlinked and view.estimate.devices == 16
+    assert not panel.unlinked.isVisibleTo(panel) and panel.count_unlinked.isVisibleTo(panel)
+    view.undo_stack.undo()
+    view.update_estimate()
+    assert view.estimate.devices == 8 and not panel.count_unlinked.isChecked()
+
+
+def test_a_systems_power_shows_its_it_load_against_its_rating(view):
+    view.graph.clear()
+    view.add_item("system", "dgx-h100", QPointF(0, 0))
+    view.update_estimate()
+    est = view.estimate
+    text = view.panel.values["power"].text()
+    pue = view.estimate_context["pue"]
+    assert view.estimate_context["rated"] == [("NVIDIA DGX H100", 1, 10200)]
+    if est.power_w.high > 10200:  # with a PUE above 1 the total may exceed the rating, never silently
+        assert f"with PUE {pue:g}" in text
+    assert "NVIDIA DGX H100 rated 10.2 kW at most" in text
+    assert est.power_w.high / pue <= 10200 + 1e-6

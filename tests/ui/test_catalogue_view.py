@@ -206,3 +206,46 @@ def test_column_choice_and_order_are_remembered(qtbot, catalogue, view):
     assert other.visible_columns() == view.visible_columns()
     other.reset_columns()
     assert other.visible_columns()[:2] == ["name", "memory_gb"] and "architecture" not in other.visible_columns()
+
+
+def _cell(view, item_id: str, key: str, role=Qt.ItemDataRole.DisplayRole):
+    row = next(i for i, r in enumerate(view.model.rows()) if r["id"] == item_id)
+    return view.model.index(row, view.model.column_index(key)).data(role)
+
+
+def test_a_blank_cell_says_whether_the_figure_does_not_apply_is_not_published_or_is_unknown(view):
+    tip = Qt.ItemDataRole.ToolTipRole
+    # FP8 on Ampere: no Ampere device in the catalogue has an FP8 rate, while the A100's 16-bit ones are published
+    assert _cell(view, "a100-sxm4-80gb", "fp8_tflops") == "n/a"
+    assert _cell(view, "a100-sxm4-80gb", "fp8_tflops", tip).startswith("Not applicable: no NVIDIA Ampere device")
+    # Apple publishes no GPU BF16 rate and no TDP: the entry's notes say so
+    apple = next(r for r in view.model.rows() if r.get("vendor") == "Apple" and r.get("bf16_tflops") is None)
+    assert _cell(view, apple["id"], "bf16_tflops") == "—"
+    assert _cell(view, apple["id"], "bf16_tflops", tip).startswith("Not published. From the entry's notes: ")
+    assert "Apple publishes neither" in _cell(view, apple["id"], "tdp_w", tip)
+    # the H100 has its FP8 rate: the figure and its source
+    assert _cell(view, "h100-sxm5-80gb", "fp8_tflops") not in ("", "—", "n/a")
+    # nothing known about why: unknown, said as such
+    unknown = next(r for r in view.model.rows() if r.get("tdp_w") is None and "tdp_w" not in (r.get("notes") or ""))
+    assert _cell(view, unknown["id"], "tdp_w") == "—"
+    assert _cell(view, unknown["id"], "tdp_w", tip).startswith("Unknown: no TDP figure in the documents read")
+    # a single-accelerator system has nothing inside to link
+    view.set_kind("systems")
+    assert _cell(view, "jetson-nano-devkit", "intra_link") == "n/a"
+    assert view.select_id("jetson-nano-devkit")
+    assert "nothing inside the machine to link" in view.detail.toPlainText()
+
+
+def test_each_price_says_what_exactly_it_prices(view):
+    """The Jetson Nano module has two list prices, $129 and $199: each shows what it prices, and the
+    one a comparison uses is marked."""
+    tip = _cell(view, "jetson-nano", "latest_price_usd", Qt.ItemDataRole.ToolTipRole)
+    assert tip.startswith("list price $199, 2026-07-06")
+    assert "What it prices: Jetson Nano production module, volume suggested price at 1KU+" in tip
+    assert view.select_id("jetson-nano")
+    text = view.detail.toPlainText()
+    assert "$199 · used by comparisons" in text and "$129" in text and "$129 · used" not in text
+    assert "from the 2026-07-06 capture (+54%" in text and "in the 2026-05-13 and 06-22 FAQ captures" in text
+    view.set_kind("systems")
+    assert view.select_id("jetson-nano-devkit")
+    assert "Jetson Nano Developer Kit (4 GB) launch price." in view.detail.toPlainText()

@@ -172,3 +172,180 @@ def test_four_configurations_fit_a_laptop_screen_without_scrolling_sideways(qtbo
     assert nano.currentText().startswith("NVIDIA Jetson Nano") and nano.lineEdit().cursorPosition() == 0
     editor = widget.splitter.widget(0)
     assert editor.viewport().width() >= editor.widget().minimumSizeHint().width()
+
+
+# ----------------------------------------------------------------------------- the title stays true
+def _pick(view, combo, data) -> None:
+    """Choose an entry of a combo box as a user does (the `activated` signal follows a click)."""
+    index = combo.findData(data)
+    assert index >= 0, data
+    combo.setCurrentIndex(index)
+    combo.activated.emit(index)
+
+
+def _shown_names(view) -> dict:
+    """Every place the compare view and its PDF show the configurations' names and the question."""
+    from PySide6.QtCore import Qt
+
+    from gpudesk.core.report.content import comparison_report
+
+    view.tabs.setCurrentIndex(1)  # the charts are built on first show
+    legend = [label.text for _sample, label in view.charts.scores_legend.items]
+    report = comparison_report(view.comparison)
+    return {
+        "headers": [view.model.headerData(c, Qt.Orientation.Horizontal) for c in range(2, view.model.columnCount())],
+        "legend": legend,
+        "recommendation": view.recommendation.toPlainText(),
+        "title": view.question.text(),
+        "pdf_title": report.question,
+        "pdf_subtitle": report.subtitle,
+    }
+
+
+def test_the_title_follows_every_workload_field_and_configuration_until_the_user_types_one(view, qtbot, tmp_path):
+    preset = str((EXAMPLES / "a100-vs-rtx4090-laptop.json").resolve())
+    _pick(view, view.preset, preset)
+    assert view.preset.currentData() == preset  # the picker shows the question picked
+    assert view.question.text() == "A100 or an RTX 4090 Laptop GPU for fine-tuning an 8B model?"
+    assert view.subtitle.text().startswith("Seed question: a data-centre A100")
+
+    # the workload's model becomes nanochat d20: the preset's title and description no longer apply
+    _pick(view, view.workload_preset, "nanochat-d20")
+    view.refresh()
+    shown = _shown_names(view)
+    title = "1 × A100 PCIe 80GB or RTX 4090 Laptop GPU for training nanochat d20 (561M) from scratch on 11.2B tokens (BF16)?"
+    assert shown["title"] == shown["pdf_title"] == view.comparison.question == title
+    assert view.preset.currentData() is None and view.preset.currentText() == "Choose a question…"
+    assert view.subtitle.text() == "Two to six configurations for one workload; a winner per row."
+    assert "description" not in view.scenario().to_dict()  # the preset's description is not the PDF's lead
+    assert "0.561B-parameter model on 11.2B tokens in BF16" in shown["pdf_subtitle"]
+    pdf = view.export_pdf(str(tmp_path / "t.pdf"))
+    from pypdf import PdfReader
+
+    assert PdfReader(str(pdf)).metadata.title == title
+
+    # every workload field: the places that show it follow
+    view.tokens.setValue(20.0)
+    view.refresh()
+    assert "on 20B tokens" in view.question.text() and "on 20B tokens" in _shown_names(view)["pdf_subtitle"]
+    view.precision.setCurrentIndex(view.precision.findData("fp16"))
+    view.refresh()
+    assert view.question.text().endswith("(FP16)?") and view.comparison.row("peak_device").label.endswith("(FP16)")
+    before = view.comparison.row("throughput").cells[0].value
+    view.seq_len.setValue(4096)
+    view.refresh()
+    assert view.comparison.row("throughput").cells[0].value != before  # shown only in the figures
+    view.params.setValue(1.5)
+    view.refresh()
+    shown = _shown_names(view)
+    assert "training a 1.5B-parameter model from scratch" in shown["title"]  # no longer nanochat d20's size
+    assert view.workload_preset.currentData() == ""  # nor its preset
+    assert "1.5B-parameter model" in shown["pdf_subtitle"] and shown["pdf_title"] == shown["title"]
+    view.kind.setCurrentIndex(view.kind.findData("finetune"))
+    view.refresh()
+    assert "for fine-tuning a 1.5B-parameter model with LoRA" in view.question.text()
+    view.kind.setCurrentIndex(view.kind.findData("infer"))
+    view.concurrency.setValue(4)
+    view.refresh()
+    assert "for serving a 1.5B-parameter model in FP16 to 4 users?" in view.question.text()
+    before = view.comparison.row("ttft").cells[0].value
+    view.prompt.setValue(view.prompt.value() * 4)
+    view.refresh()
+    assert view.comparison.row("ttft").cells[0].value > before
+
+    # each configuration's hardware: a generated name follows it, a typed one is kept, and every
+    # place that shows the name shows the same
+    view.rows[1].name.setText("")  # the preset author's name given up: gpudesk names it
+    for i, (item, expected) in enumerate((("accelerator:h100-sxm5-80gb", "1 × H100 SXM5 80GB"),
+                                          ("accelerator:l40s", "L40S"))):
+        row = view.rows[i]
+        row.item.setCurrentIndex(row.item.findData(item))
+        view.refresh()
+        shown = _shown_names(view)
+        assert view.comparison.names[i] == shown["headers"][i] == shown["legend"][i] == expected
+        assert expected in shown["recommendation"] and expected in shown["title"] and expected in shown["pdf_title"]
+    assert view.question.text().startswith("1 × H100 SXM5 80GB or L40S for serving")
+
+    # a title the user types is kept; emptied, gpudesk writes it again
+    view.question.setText("Which card for our chat service?")
+    view.concurrency.setValue(8)
+    view.refresh()
+    assert view.question.text() == view.comparison.question == "Which card for our chat service?"
+    view.question.setText("")
+    view.refresh()
+    assert view.question.text().endswith("to 8 users?") and view.comparison.question == view.question.text()
+
+
+def test_a_saved_generated_title_keeps_following_and_a_preset_picked_again_is_shown(view, qtbot, tmp_path):
+    view.rows[0].item.setCurrentIndex(view.rows[0].item.findData("system:dgx-spark"))
+    view.refresh()
+    generated = view.question.text()
+    assert generated == ("8 × H100 rented (Lambda) or DGX Spark (owned) for training nanochat d20 (561M) from "
+                         "scratch on 11.2B tokens (BF16)?")  # the names typed by the preset's author are kept
+    path = tmp_path / "mine.json"
+    assert view._write(path)
+    again = CompareView()
+    qtbot.addWidget(again)
+    again.set_catalogue(view.catalogue)
+    assert again.load_path(path)
+    assert again.question.text() == generated and again.preset.currentText() == "Choose a question…"
+    again.tokens.setValue(again.tokens.value() * 2)
+    again.refresh()
+    assert again.question.text() != generated and "22.4B tokens" in again.question.text()
+    # picking a question shows it in the picker until the comparison is edited away from it
+    preset = str((EXAMPLES / "a100-vs-jetson-nanos.json").resolve())
+    again._set_modified(False)
+    _pick(again, again.preset, preset)
+    assert again.preset.currentData() == preset
+    again.refresh()
+    assert again.preset.currentData() == preset  # a refresh alone changes nothing
+    again.pue.setValue(1.5)
+    again.refresh()
+    assert again.preset.currentData() == preset  # nor the site: the question is the same
+    again.rows[2].nodes.setValue(50)
+    again.refresh()
+    assert again.preset.currentData() is None
+
+
+def test_with_one_runnable_configuration_the_charts_say_there_is_nothing_to_compare(view, qtbot):
+    view.load_path(EXAMPLES / "llama3-70b-fp16-one-or-two-gpus.json", as_preset=True)
+    view.tabs.setCurrentIndex(1)
+    charts = view.charts
+    assert [r.ok for r in view.comparison.results] == [False, True]
+    message = "Only one configuration can run this workload (2 × H100 SXM 80GB): nothing to compare."
+    assert charts.empty_scores.isVisible() and charts.empty_scores.textItem.toPlainText() == message
+    assert not any(b.isVisible() for b in charts.bars)  # no bars all at 1.0
+    assert charts.empty_value.isVisible() and len(charts.value_points.data) == 0
+    from gpudesk.core.report.content import BarChart, Paragraph, ScatterChart, comparison_report
+
+    report = comparison_report(view.comparison)
+    blocks = next(s for s in report.sections if s.title == "Charts").blocks
+    assert not any(isinstance(b, (BarChart, ScatterChart)) for b in blocks)
+    assert any(isinstance(b, Paragraph) and message in b.text for b in blocks)
+    # two runnable configurations: the bars are back, the sentence gone
+    view.load_path(EXAMPLES / "nanochat-8xh100-rented-vs-dgx-spark.json", as_preset=True)
+    assert not charts.empty_scores.isVisible() and sum(b.isVisible() for b in charts.bars) == 2
+
+
+def test_an_empty_value_chart_says_why(view):
+    view.load_path(EXAMPLES / "a100-vs-rtx4090-laptop.json", as_preset=True)
+    view.tabs.setCurrentIndex(1)
+    text = view.charts.empty_value.textItem.toPlainText()
+    assert view.charts.empty_value.isVisible() and len(view.charts.value_points.data) == 0
+    assert text == ("No configuration has both a cost and a power figure (1 × A100 PCIe 80GB has no price; "
+                    "RTX 4090 Laptop GPU has no price): nothing to compare.")
+    assert "no purchase price" in view.charts.empty_cost.textItem.toPlainText()
+
+
+def test_the_purchase_price_row_says_which_price_it_used(view):
+    from PySide6.QtCore import Qt
+
+    view.load_path(EXAMPLES / "a100-vs-jetson-nanos.json", as_preset=True)
+    capex = view.comparison.row("capex")
+    assert capex.cells[1].text == "$990\n(MSRP, 2019-03-18)"
+    tip = view.model.index(view.model.row_index("capex"), 3).data(Qt.ItemDataRole.ToolTipRole)
+    assert "NVIDIA Jetson Nano Developer Kit (4 GB): MSRP $99 × 10 (2019-03-18" in tip
+    assert "Jetson Nano Developer Kit (4 GB) launch price." in tip
+    assert capex.cells[0].note == "Price used: A100 PCIe 40GB: $10,000 per node, given in this comparison"
+    assert any("purchase price: NVIDIA Jetson Nano Developer Kit (4 GB): MSRP $99 × 100" in a
+               for a in view.comparison.assumptions)

@@ -58,6 +58,9 @@ DEVICE_CLASSES = ("datacenter", "workstation", "consumer", "laptop", "edge", "de
 ACCELERATOR_KINDS = ("gpu", "tpu", "npu", "soc", "asic")
 SYSTEM_KINDS = ("server", "board", "rack", "workstation", "desktop_ai", "edge_kit", "laptop")
 PRICE_KINDS = ("list", "msrp", "street", "quote", "reported_deal")
+# How a price of each kind is named to a buyer ("MSRP $99", "your quote $9,000").
+PRICE_KIND_WORDS = {"list": "list price", "msrp": "MSRP", "street": "street price", "quote": "your quote",
+                    "reported_deal": "reported deal"}
 CLOUD_PRICINGS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
 EMBODIED_BOUNDARIES = ("cradle_to_gate", "lifecycle_excl_use", "lifecycle_total")
 EMBODIED_SCOPES = ("device", "system", "baseboard")

@@ -145,6 +145,21 @@ class SetLink(Command):
         return True
 
 
+class SetCountUnlinked(Command):
+    """Count the machines with no link to the rest of the cluster in the estimate, or leave them out."""
+
+    def __init__(self, value: bool):
+        self.value = bool(value)
+        self.old: bool | None = None
+        self.text = "Count unlinked machines" if self.value else "Leave unlinked machines out"
+
+    def redo(self, graph):
+        self.old = graph.set_count_unlinked(self.value)
+
+    def undo(self, graph):
+        graph.set_count_unlinked(bool(self.old))
+
+
 class Macro(Command):
     """Several commands as one step (a flat list, never a tree of Qt commands)."""
 

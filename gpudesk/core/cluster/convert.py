@@ -109,7 +109,8 @@ def _rate(catalogue, link_id: str | None) -> float:
 
 def node_network(graph: ClusterGraph, node: Node, catalogue) -> tuple[str | None, int | None]:
     """The link type (and ports per machine) that joins this node's machines to the rest: the
-    slowest of its NIC setting and the links that touch it, directly or through a switch."""
+    slowest of its NIC setting and the links that touch it, directly or through a switch (whose
+    ports run no faster than the switch)."""
     interconnects = catalogue.index("interconnects")
     candidates: list[tuple[float, str, int | None]] = []
     if node.nic:
@@ -118,7 +119,11 @@ def node_network(graph: ClusterGraph, node: Node, catalogue) -> tuple[str | None
         row = interconnects.get(link.kind) or {}
         if row.get("family") in ("pcie",):
             continue
-        candidates.append((_rate(catalogue, link.kind), link.kind, link.count if link.count > 1 else node.nic_count))
+        ports = link.count if link.count > 1 else node.nic_count
+        candidates.append((_rate(catalogue, link.kind), link.kind, ports))
+        other = graph.nodes.get(link.target if link.source == node.id else link.source)
+        if other is not None and other.kind == "switch" and other.item != link.kind and other.item in interconnects:
+            candidates.append((_rate(catalogue, other.item), other.item, ports))
     if not candidates:
         return None, node.nic_count
     rate, link_id, count = min(candidates, key=lambda c: c[0])
@@ -126,14 +131,35 @@ def node_network(graph: ClusterGraph, node: Node, catalogue) -> tuple[str | None
 
 
 def graph_entries(graph: ClusterGraph, catalogue) -> list[ClusterEntry]:
-    """The scenario's cluster: one entry per kind of machine (identical nodes merged)."""
-    return _merge_entries(graph, lambda node: node_network(graph, node, catalogue))
+    """The scenario's cluster: one entry per kind of machine (identical nodes merged). Machines
+    with no link to the rest of the cluster are left out unless the graph says to count them."""
+    return _merge_entries(graph, lambda node: node_network(graph, node, catalogue), linked_machines(graph)[0])
 
 
-def _merge_entries(graph: ClusterGraph, network) -> list[ClusterEntry]:
+def machine_count(nodes) -> int:
+    """How many machines (servers, kits, instances) some nodes stand for."""
+    return sum(n.count for n in nodes if n.kind != "switch")
+
+
+def linked_machines(graph: ClusterGraph) -> tuple[set[str] | None, list[Node]]:
+    """(the ids of the nodes the estimate counts, the machine nodes it leaves out). The cluster is
+    the connected part with the most machines; a node with no link to it cannot take part in the
+    same job. With `graph.count_unlinked` every node counts (None: no filter) and the list of
+    nodes left out is empty."""
+    if graph.count_unlinked or len(graph.nodes) < 2:
+        return None, []
+    components = _components(graph)
+    if len(components) == 1:
+        return None, []
+    main = max(components, key=lambda c: (machine_count(graph.nodes[i] for i in c), len(c)))
+    left = [graph.nodes[i] for c in components if c is not main for i in sorted(c) if graph.nodes[i].kind != "switch"]
+    return main, left
+
+
+def _merge_entries(graph: ClusterGraph, network, counted: set[str] | None = None) -> list[ClusterEntry]:
     merged: dict[tuple, ClusterEntry] = {}
     for node in graph.nodes.values():
-        if node.kind == "switch":
+        if node.kind == "switch" or (counted is not None and node.id not in counted):
             continue
         inter, nic_count = network(node)
         overrides = tuple(sorted(node.overrides.items())) if node.overrides else ()
@@ -174,6 +200,12 @@ def graph_from_entries(entries: list[ClusterEntry], catalogue) -> ClusterGraph:
         graph.add_node(node)
         nodes.append(node)
     networks = [n.nic for n in nodes if n.nic]
+    if len(nodes) > 1 and not networks:
+        # several machines and no network named: the one the engine would assume, drawn, so that
+        # they are linked (an unlinked machine is left out of the estimate)
+        datacenter = all((catalogue.get("accelerators", node_devices(n, catalogue)[0]) or {}).get("device_class")
+                         == "datacenter" for n in nodes)
+        networks = ["eth-100g" if datacenter else "eth-1g"]
     if len(nodes) > 1 and networks:
         slowest = min(networks, key=lambda lk: _rate(catalogue, lk))
         switch = Node(graph.new_id("s"), "switch", slowest, label=f"{(catalogue.get('interconnects', slowest) or {}).get('name', slowest)} switch",
@@ -233,8 +265,10 @@ def _collect_problems(graph: ClusterGraph, link_messages, nic_messages) -> list[
             for node_id in component:
                 node = graph.nodes[node_id]
                 what = "switch" if node.kind == "switch" else "node"
+                counted = " It is not counted in the estimate." if what == "node" and not graph.count_unlinked else ""
                 problems.append(Problem(node_id, f"{node.label or node.item}: this {what} has no link to the rest of the "
-                                                 "cluster, so it cannot take part in the same job."))
+                                                 f"cluster, so it cannot take part in the same job.{counted}",
+                                        "warning" if graph.count_unlinked else "error"))
     for link in graph.links.values():
         problems.extend(Problem(link.id, message) for message in link_messages(link))
     for node in graph.nodes.values():
@@ -261,17 +295,18 @@ class GraphAnalysis:
         self._link_messages: dict[str, list[str]] = {}
         self._nic_messages: dict[str, list[str]] = {}
         self._stamp: tuple | None = None
+        self._linked: tuple | None = None  # linked_machines(graph), until the next edit
         for event, handler in (("node_added", self._node_touched), ("node_removed", self._node_touched),
                                ("node_changed", self._node_touched), ("link_added", self._link_touched),
                                ("link_removed", self._link_touched), ("link_changed", self._link_touched),
-                               ("reset", self.reset)):
+                               ("reset", self.reset), ("options_changed", self._options_changed)):
             graph.subscribe(event, handler)
 
     def close(self) -> None:
         for event, handler in (("node_added", self._node_touched), ("node_removed", self._node_touched),
                                ("node_changed", self._node_touched), ("link_added", self._link_touched),
                                ("link_removed", self._link_touched), ("link_changed", self._link_touched),
-                               ("reset", self.reset)):
+                               ("reset", self.reset), ("options_changed", self._options_changed)):
             self.graph.unsubscribe(event, handler)
 
     def reset(self, catalogue=None) -> None:
@@ -280,14 +315,20 @@ class GraphAnalysis:
         self._network.clear()
         self._link_messages.clear()
         self._nic_messages.clear()
+        self._linked = None
+
+    def _options_changed(self, *_args) -> None:
+        self._linked = None
 
     def _node_touched(self, node: Node, *_changed) -> None:
+        self._linked = None
         self._network.pop(node.id, None)
         self._nic_messages.pop(node.id, None)
         for link in self.graph.links_of(node.id):
             self._link_messages.pop(link.id, None)
 
     def _link_touched(self, link: Link, *_changed) -> None:
+        self._linked = None
         self._link_messages.pop(link.id, None)
         self._network.pop(link.source, None)
         self._network.pop(link.target, None)
@@ -319,7 +360,16 @@ class GraphAnalysis:
 
     def entries(self) -> list[ClusterEntry]:
         self._check_catalogue()
-        return _merge_entries(self.graph, self._node_network)
+        return _merge_entries(self.graph, self._node_network, self._linked_machines()[0])
+
+    def unlinked(self) -> list[Node]:
+        """The machine nodes the estimate leaves out: no link to the rest of the cluster."""
+        return self._linked_machines()[1]
+
+    def _linked_machines(self) -> tuple:
+        if self._linked is None:
+            self._linked = linked_machines(self.graph)
+        return self._linked
 
     def problems(self) -> list[Problem]:
         self._check_catalogue()
@@ -389,5 +439,9 @@ def _nic_problems(node: Node, link_id: str, target: str, catalogue) -> list[Prob
     if wanted.get("family") == nic.get("family") == "ethernet" and (wanted.get("unidirectional_gbs") or 0) <= (nic.get("unidirectional_gbs") or 0):
         return []
     if wanted.get("family") == nic.get("family") and (wanted.get("unidirectional_gbs") or 0) <= (nic.get("unidirectional_gbs") or 0):
+        return []
+    # a VPI adapter (ConnectX, as the system's catalogue notes say) runs its ports as InfiniBand or Ethernet
+    if (nic.get("family") == "infiniband" and wanted.get("family") == "ethernet" and "VPI" in (system.get("notes") or "")
+            and (wanted.get("unidirectional_gbs") or 0) <= (nic.get("unidirectional_gbs") or 0)):
         return []
     return [Problem(target, f"{node.label}: its network port is {nic['name']}; it cannot drive {wanted['name']}.")]

@@ -5,7 +5,8 @@ graph, commands change it (Orange's scheme / canvas / document split)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 
 NODE_KINDS = ("system", "accelerator", "cloud", "switch")
@@ -53,7 +54,8 @@ class Link:
 class ClusterGraph:
     """Nodes and links; every change goes through a method that emits an event."""
 
-    EVENTS = ("node_added", "node_removed", "node_changed", "link_added", "link_removed", "link_changed", "reset")
+    EVENTS = ("node_added", "node_removed", "node_changed", "link_added", "link_removed", "link_changed", "reset",
+              "options_changed")
 
     def __init__(self):
         self.nodes: dict[str, Node] = {}
@@ -61,6 +63,11 @@ class ClusterGraph:
         self._listeners: dict[str, list[Callable]] = {e: [] for e in self.EVENTS}
         self._ids = itertools.count(1)
         self._links_of: dict[str, set[str]] = {}
+        self._batch_depth = 0
+        self._batch_listeners: list[Callable[[bool], None]] = []
+        # machines with no link to the rest of the cluster are left out of the estimate unless the
+        # user chooses to count them (as if they were networked by their own NICs)
+        self.count_unlinked = False
 
     # -------------------------------------------------------------- events
     def subscribe(self, event: str, callback: Callable) -> None:
@@ -73,6 +80,32 @@ class ClusterGraph:
     def _emit(self, event: str, *args) -> None:
         for callback in list(self._listeners[event]):
             callback(*args)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """One edit of many items (a pasted fat tree, a multi-node delete): the item events still
+        come one by one, but listeners that subscribed with `subscribe_batch` hear when the edit
+        begins and ends, so that they can defer their own work (a scene adding 70,000 items, a
+        panel refreshing) to the end."""
+        self._batch_depth += 1
+        if self._batch_depth == 1:
+            for callback in list(self._batch_listeners):
+                callback(True)
+        try:
+            yield
+        finally:
+            self._batch_depth -= 1
+            if self._batch_depth == 0:
+                for callback in list(self._batch_listeners):
+                    callback(False)
+
+    @property
+    def in_batch(self) -> bool:
+        return self._batch_depth > 0
+
+    def subscribe_batch(self, callback: Callable[[bool], None]) -> None:
+        """`callback(True)` when a batch edit begins, `callback(False)` when it has ended."""
+        self._batch_listeners.append(callback)
 
     # -------------------------------------------------------------- ids
     def new_id(self, prefix: str) -> str:
@@ -155,6 +188,14 @@ class ClusterGraph:
             self._emit("link_changed", link, tuple(old))
         return old
 
+    def set_count_unlinked(self, value: bool) -> bool:
+        """Count machines with no link in the estimate, or not; returns the previous setting."""
+        old = self.count_unlinked
+        if bool(value) != old:
+            self.count_unlinked = bool(value)
+            self._emit("options_changed", "count_unlinked")
+        return old
+
     def links_of(self, node_id: str) -> list[Link]:
         return [self.links[i] for i in sorted(self._links_of.get(node_id, ()))]
 
@@ -168,15 +209,22 @@ class ClusterGraph:
         self.nodes.clear()
         self.links.clear()
         self._links_of.clear()
+        self.count_unlinked = False
         self._emit("reset")
 
     # -------------------------------------------------------------- whole graph
     def to_dict(self) -> dict:
-        return {"nodes": [n.to_dict() for n in self.nodes.values()], "links": [lk.to_dict() for lk in self.links.values()]}
+        out = {"nodes": [n.to_dict() for n in self.nodes.values()], "links": [lk.to_dict() for lk in self.links.values()]}
+        if self.count_unlinked:
+            out["count_unlinked"] = True
+        return out
 
     def load_dict(self, data: dict) -> None:
         """Replace the graph with a saved canvas; raises ValueError naming the bad entry."""
         nodes, links = [], []
+        count_unlinked = data.get("count_unlinked", False)
+        if not isinstance(count_unlinked, bool):
+            raise ValueError("canvas.count_unlinked: must be true or false")
         for i, raw in enumerate(data.get("nodes", [])):
             if not isinstance(raw, dict):
                 raise ValueError(f"canvas.nodes[{i}]: must be an object")
@@ -208,6 +256,7 @@ class ClusterGraph:
         self.nodes = {}
         self.links = {}
         self._links_of = {}
+        self.count_unlinked = count_unlinked
         for node in nodes:
             self.nodes[node.id] = node
             self._links_of[node.id] = set()

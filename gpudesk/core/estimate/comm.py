@@ -27,7 +27,7 @@ class Group:
 
     @property
     def domains(self) -> int:
-        return max(1, self.size // max(1, self.per_domain))
+        return max(1, -(-self.size // max(1, self.per_domain)))  # 15 ranks, 8 a domain: 2 domains, not 1
 
 
 def place(size: int, stride: int, topo: Topology) -> Group:

@@ -67,6 +67,14 @@ def apply_power(inp: EstimateInput, groups: tuple[NodeGroup, ...], est: Estimate
         f"{band.pessimistic:.0%}) of the rest while {'training' if phase == 'train' else 'decoding'}; hosts add a share "
         f"of the accelerators' TDP, or a system's rated power is used (it draws {C.SYSTEM_IDLE_SHARE:.0%} of it idle "
         f"and its rating at full load); the facility adds PUE {site.pue:g}.")
+    rated = [g for g in groups if g.system_power_w]
+    if rated:  # a catalogued system's rating caps its draw; only PUE takes the total above it
+        est.assumptions.append(
+            "Rated system power caps the draw: " + "; ".join(
+                f"{g.label or g.device.name} at most {g.system_power_w / 1000:,.3g} kW each"
+                + (f" ({g.nodes:,} of them)" if g.nodes > 1 else "") for g in rated)
+            + (f". The figures with PUE add the facility's cooling and power delivery ({site.pue:g}×) on top, so they "
+               "can exceed the rating." if site.pue > 1 else "."))
     if est.feasible and est.time_s is not None:
         energy = combine(est.power_w, est.time_s).scaled(1 / 3.6e6)
         est.energy_kwh = energy

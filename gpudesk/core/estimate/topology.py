@@ -69,6 +69,9 @@ def topology_of(groups: tuple[NodeGroup, ...]) -> Topology:
     node_gbs = min(link_rate_gbs(g.inter, 0.125) * max(1, g.nic_count) for g in groups)
     named_intra = [g.intra for g in groups if g.intra is not None]
     named_inter = [g.inter for g in groups if g.inter is not None]
+    if nodes > 1 and len(named_inter) > 1:  # name the network that sets node_gbs: the slowest group's
+        named_inter = [min((g for g in groups if g.inter is not None),
+                           key=lambda g: link_rate_gbs(g.inter, 0.125) * max(1, g.nic_count)).inter]
     return Topology(
         devices=devices, per_node=per_node, nodes=nodes, domain=domain,
         intra_gbs=min(_intra_rate(g) for g in groups),

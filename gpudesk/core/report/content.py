@@ -161,27 +161,38 @@ def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
     table = Table(
         title="Comparison",
         columns=["Metric"] + comp.names,
-        rows=[[f"{row.label}" + (f" ({row.unit})" if row.unit else "")] + [c.text for c in row.cells] for row in comp.rows],
+        rows=[[f"{row.label}" + (f" ({row.unit})" if row.unit else "") + (" ≈" if row.remark else "")]
+              + [c.text for c in row.cells] for row in comp.rows],
         winners=[list(row.winners) for row in comp.rows],
         sections=[row.section for row in comp.rows],
         directions=[row.direction_text for row in comp.rows],
-        note="The winner of each row is marked ★ and shaded; where an estimate shows a range, the first figure is "
-             "the likely value and the bracket gives low–high. Specifications compare every configuration; "
-             "estimates, costs and value compare only those that can run the workload.",
+        note="★ and shading mark the winner of an outcome row (time, speed, cost, energy, CO2, purchase, fit, "
+             "break-even) among the configurations that can run the workload, and only where its low–high range "
+             "clears the next configuration's; ≈ marks a row whose lead is within those ranges. Specifications and "
+             "explanations carry no star. Where an estimate shows a range, the first figure is the likely value and "
+             "the bracket gives low–high.",
     )
     report.sections.append(Section("Comparison table", [table]))
 
     charts = Section("Charts")
     bars = comp.score_bars
-    # "relative to the best" says nothing when only one configuration can run the workload
+    # a chart with nothing to compare says so in a sentence instead of drawing every bar at 1.0
+    messages = getattr(comp, "chart_messages", None) or {}
     relative = sum(1 for r in comp.results if r.ok) > 1
-    if relative and bars.get("metrics"):
+    if not messages and not relative:
+        messages = {"scores": "Only one configuration can run this workload: nothing to compare.",
+                    "value": "Only one configuration can run this workload: nothing to compare."}
+    if messages.get("scores"):
+        charts.blocks.append(Paragraph(f"Each metric, relative to the best configuration: {messages['scores']}", "note"))
+    elif bars.get("metrics"):
         series = [(name, [scores[i] for scores in bars["scores"]]) for i, name in enumerate(bars["options"])]
         charts.blocks.append(BarChart("Each metric, relative to the best configuration", bars["metrics"], series,
                                       caption="1.0 is the best configuration for that metric; taller is better "
                                               "whether the metric is better high (speed) or low (cost, energy).",
                                       y_label="score (best = 1)"))
-    if relative and comp.value_points:
+    if messages.get("value"):
+        charts.blocks.append(Paragraph(f"Performance per dollar against performance per watt: {messages['value']}", "note"))
+    elif comp.value_points:
         charts.blocks.append(ScatterChart(
             "Performance per dollar against performance per watt",
             [(p["name"], p["per_kw"], p["per_dollar"]) for p in comp.value_points],
@@ -196,6 +207,8 @@ def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
             "months", "cumulative cost ($)",
             markers=[(f"break-even, {c['name']}: {c['month']:.1f} months", c["month"], c["usd"]) for c in curves["crossings"]],
             caption=f"Repeating the workload {curves['basis']}."))
+    elif messages.get("cost"):
+        charts.blocks.append(Paragraph(f"Cumulative cost, buying against renting: {messages['cost']}", "note"))
     if charts.blocks:
         report.sections.append(charts)
 

@@ -3,8 +3,11 @@ the live estimates (with the cumulative cost of buying against renting)."""
 
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import QMimeData, QSize, Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
@@ -21,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpudesk.core.compare import slowest_link_share
 from gpudesk.core.format import co2, duration, energy, flops, power, si, usd
 from gpudesk.core.summary import plan_text, step_text
 
@@ -279,6 +283,7 @@ class EstimatesPanel(QFrame):
 
     workload_chosen = Signal(str)
     rent_chosen = Signal(str)
+    count_unlinked_changed = Signal(bool)
 
     ROWS = (
         ("devices", "Accelerators"),
@@ -312,6 +317,19 @@ class EstimatesPanel(QFrame):
         self.status = QLabel("")
         self.status.setObjectName("hint")
         self.status.setWordWrap(True)
+        # machines drawn with no link to the rest: left out of the estimate, and said so
+        self.unlinked = QLabel("")
+        self.unlinked.setObjectName("unlinkedMachines")
+        self.unlinked.setWordWrap(True)
+        self.unlinked.setStyleSheet("color:#8a5a00")
+        self.count_unlinked = QCheckBox("Count them, networked by their own NICs")
+        self.count_unlinked.setObjectName("countUnlinked")
+        self.count_unlinked.setToolTip("Machines with no drawn link normally cannot take part in the same job; tick to "
+                                       "count them anyway, joined by the network their NIC setting names")
+        self.count_unlinked.toggled.connect(lambda on: self._loading or self.count_unlinked_changed.emit(on))
+        self._loading = False
+        self.unlinked.setVisible(False)
+        self.count_unlinked.setVisible(False)
         self.values: dict[str, QLabel] = {}
         grid = QGridLayout()
         grid.setHorizontalSpacing(10)
@@ -338,8 +356,11 @@ class EstimatesPanel(QFrame):
         form.addRow("Workload", self.workload)
         form.addRow("Rent instead", self.rent)
         layout.addLayout(form)
+        layout.addWidget(self.unlinked)
+        layout.addWidget(self.count_unlinked)
         layout.addLayout(grid)
         self.chart = None
+        self.empty_reason = ""  # why the cost chart has nothing to draw ("" when it has)
         self.chart_holder = QVBoxLayout()
         layout.addLayout(self.chart_holder)
         layout.addWidget(self.status)
@@ -365,7 +386,24 @@ class EstimatesPanel(QFrame):
         self.workload.setCurrentIndex(max(0, i))
         self.rent.setCurrentIndex(max(0, self.rent.findData(rent_id or "")))
 
-    def show_estimate(self, est, elapsed_ms: float) -> None:
+    def show_unlinked(self, machines: int, nodes: list[str], counted: bool) -> None:
+        """Say which machines have no link to the rest of the cluster, and whether they count."""
+        self._loading = True
+        self.count_unlinked.setChecked(counted)
+        self._loading = False
+        shown = machines > 0 or counted
+        self.count_unlinked.setVisible(shown)
+        self.unlinked.setVisible(machines > 0)
+        if machines > 0:
+            names = ", ".join(nodes[:3]) + (f" and {len(nodes) - 3} more" if len(nodes) > 3 else "")
+            noun = "machine" if machines == 1 else "machines"
+            self.unlinked.setText(f"<b>{machines:,} {noun} not linked: not counted</b> ({names})")
+            self.unlinked.setToolTip("Draw a link from a node's port to the cluster (or to a switch) to count them")
+
+    def show_estimate(self, est, elapsed_ms: float, context: dict | None = None) -> None:
+        """`context`: what the estimate rests on that it does not carry itself: the site's PUE and
+        each catalogued system's rated maximum power (label, machines, watts)."""
+        context = context or {}
         v = self.values
         if est is None:
             for label in v.values():
@@ -402,11 +440,8 @@ class EstimatesPanel(QFrame):
                 v["speed"].setText(f"{si(r.likely, 'tokens/s')}  ({si(r.low)}–{si(r.high)}), MFU {est.mfu.likely:.0%}")
                 v["time"].setText(f"{duration(est.time_s.likely)}  ({duration(est.time_s.low)} – {duration(est.time_s.high)})"
                                   if est.time_s else "set the workload's tokens")
-            share = est.comm_share.likely if est.comm_share else 0.0
-            v["link"].setText(f"{est.slowest_link}: {share:.0%} of each step" if est.slowest_link and share >= 0.005
-                              else "none: communication hides behind computation" if est.slowest_link else "—")
-            p = est.power_w
-            v["power"].setText(f"{power(p.likely)}  ({power(p.low)} – {power(p.high)})" if p else "unknown: no power figure")
+            v["link"].setText(slowest_link_text(est))
+            v["power"].setText(power_text(est, context))
             if est.energy_kwh is not None:
                 v["energy"].setText(f"{energy(est.energy_kwh.likely)} · {co2(est.co2_kg.likely)}"
                                     + (f" + {co2(est.embodied_kg_per_run.likely)} embodied"
@@ -452,6 +487,9 @@ class EstimatesPanel(QFrame):
             self.cross = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("w"), pen=pg.mkPen("#1d2330", width=1.5))
             self.chart.addItem(self.cross)
             self.chart.addLegend(offset=(8, 5), labelTextSize="8pt")
+            self.chart_empty = pg.TextItem("", color="#3b4352", anchor=(0.5, 0.5))
+            self.chart_empty.setTextWidth(240)
+            self.chart.addItem(self.chart_empty, ignoreBounds=True)
             self.chart_holder.addWidget(self.chart)
         own = next((s for s in curves.get("series", []) if s["kind"] == "own"), None)
         rent = next((s for s in curves.get("series", []) if s["kind"] == "rent"), None)
@@ -460,3 +498,56 @@ class EstimatesPanel(QFrame):
         self.rent_curve.setData(xs if rent else [], rent["ys"] if rent else [])
         crossings = curves.get("crossings", [])
         self.cross.setData([c["month"] for c in crossings], [c["usd"] for c in crossings])
+        # nothing to draw: say why instead of an empty grid
+        # (the rented curve is drawn against the owned one: without a price there is neither)
+        missing = (["no purchase price for this cluster (add a quote in the catalogue)"] if own is None else
+                   ["no rented alternative (choose one above)"] if rent is None else [])
+        self.empty_reason = f"Nothing to draw: {missing[0]}." if missing else ""
+        self.chart_empty.setVisible(bool(missing))
+        self.chart.showGrid(x=not missing, y=not missing, alpha=0.25)
+        for axis in ("left", "bottom"):
+            self.chart.getAxis(axis).setStyle(showValues=not missing, tickLength=0 if missing else -5)
+        if missing:
+            self.chart_empty.setHtml(f"<div style='text-align:center; font-size:9pt'>{escape(self.empty_reason)}</div>")
+            self.chart.setXRange(0, 1, padding=0)
+            self.chart.setYRange(0, 1, padding=0)
+            self.chart_empty.setPos(0.5, 0.5)
+        else:
+            self.chart.enableAutoRange()
+
+
+def slowest_link_text(est) -> str:
+    """The link that limits the step and its share of the step ('100 Gigabit Ethernet: 7.2% of each
+    step'), or why none does."""
+    name, share, total = slowest_link_share(est)
+    if not name:
+        return "—"
+    if share < 0.005:
+        return f"{name}: under 0.5% of each step (communication hides behind computation)"
+    text = f"{name}: {share:.1%} of each step"
+    if total - share >= 0.0005:
+        text += f" (all communication {total:.1%})"
+    return text
+
+
+def power_text(est, context: dict) -> str:
+    """Power with PUE, and where a catalogued system's rating caps it, the IT load against that
+    rating: a figure above a system's published maximum always says why."""
+    p = est.power_w
+    if not p:
+        return "unknown: no power figure"
+    pue = context.get("pue") or 1.0
+    text = f"{power(p.likely)}  ({power(p.low)} – {power(p.high)})"
+    rated = context.get("rated") or []
+    if pue != 1.0:
+        text += f"<br><span style='color:#5b6475'>with PUE {pue:g}: IT load {power(p.likely / pue)} ({power(p.low / pue)} – " \
+                f"{power(p.high / pue)})"
+        if rated:
+            text += "; " + ", ".join(f"{label} rated {power(watts)} at most" + (f" each ({count:,})" if count > 1 else "")
+                                     for label, count, watts in rated)
+        text += "</span>"
+    elif rated:
+        text += "<br><span style='color:#5b6475'>" + ", ".join(
+            f"{label}: at most its rated {power(watts)}" + (f" each ({count:,})" if count > 1 else "")
+            for label, count, watts in rated) + "</span>"
+    return text

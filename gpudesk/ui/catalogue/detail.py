@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from html import escape
 
-from gpudesk.core.catalogue.fields import KIND_NOUNS, KINDS
+from gpudesk.core.catalogue.blanks import NOT_APPLICABLE, NOT_PUBLISHED, why_blank
+from gpudesk.core.catalogue.fields import KIND_NOUNS, KINDS, PRICE_KIND_WORDS
 from gpudesk.ui.models.table import format_value
+
+# The figures a buyer looks for: the detail says why each is blank, when it is.
+BLANK_SHOWN = {
+    "accelerators": ("memory_gb", "mem_bandwidth_gbs", "tdp_w", "bf16_tflops", "fp16_tflops", "fp8_tflops", "fp4_tflops"),
+    "systems": ("accelerator_count", "system_memory_gb", "system_power_w", "intra_link", "nic"),
+}
 
 ORIGIN_TEXT = {
     "bundled": "",
@@ -26,6 +33,8 @@ CSS = """
  td.s { color: #5b6475; font-size: 8.5pt; white-space: nowrap; }
  .derived { color: #5b6475; font-weight: normal; font-size: 8.5pt; white-space: normal; }
  .notes { color: #3b4352; margin-top: 10px; }
+ .blank { color: #8a93a3; font-weight: normal; }
+ .pnote { color: #5b6475; font-weight: normal; font-size: 8.5pt; }
  h3 { font-size: 10.5pt; margin: 14px 0 4px 0; }
  ol { margin-top: 2px; padding-left: 18px; }
  li { margin-bottom: 3px; }
@@ -50,6 +59,13 @@ def detail_html(catalogue, kind: str, record: dict | None) -> str:
     rows = []
     for spec in KINDS[kind]:
         value = record.get(spec.name)
+        if (value is None or value == "") and spec.name in BLANK_SHOWN.get(kind, ()):
+            blank = why_blank(catalogue, kind, record, spec.name, spec.label)
+            if blank is not None:
+                word = {NOT_APPLICABLE: "n/a", NOT_PUBLISHED: "not published"}.get(blank.reason, "unknown")
+                rows.append(f"<tr><td class='l'>{escape(spec.label)}</td><td class='v'><span class='blank'>{word}</span>"
+                            f"<div class='derived'>{escape(blank.text)}</div></td><td class='s'></td></tr>")
+            continue
         if value is None or value == "" or spec.name in ("notes",):
             continue
         if spec.type == "ref" and spec.name in ("source", "grid_source", "electricity_source"):
@@ -124,10 +140,21 @@ def _related(catalogue, kind: str, record: dict) -> list[str]:
     out = []
     prices = [p for p in catalogue.items("prices") if p["item"] == record["id"]]
     if prices:
+        # each price says what exactly it prices (a kit, a module in volume, a launch price) and
+        # which one a comparison uses
+        used = catalogue.latest_price(record["id"])
         out.append("<h3>Prices</h3><table class='f'>")
+        sources = catalogue.sources()
         for p in sorted(prices, key=lambda p: p.get("date") or "", reverse=True):
+            src = sources.get(p.get("source") or "") or {}
+            title = escape(src.get("title") or "")
+            link = (f"<a href='{escape(src['url'], quote=True)}'>{title}</a>" if src.get("url") and title else title)
+            mark = " <b>· used by comparisons</b>" if used is not None and p.get("id") == used.get("id") else ""
+            note = escape(p.get("notes") or "")
             out.append(
-                f"<tr><td class='l'>{escape(p['kind'])}</td><td class='v'>${p['usd']:,.0f}</td>"
+                f"<tr><td class='l'>{escape(PRICE_KIND_WORDS.get(p['kind'], p['kind']))}</td>"
+                f"<td class='v'>${p['usd']:,.0f}{mark}<div class='pnote'>{note}"
+                f"{'<br>' if note and link else ''}{link}</div></td>"
                 f"<td class='s'>{escape(p.get('date') or '')}</td></tr>"
             )
         out.append("</table>")

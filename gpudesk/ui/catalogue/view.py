@@ -29,10 +29,11 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.core.catalogue import EditError
-from gpudesk.core.catalogue.fields import KIND_LABELS, KIND_NOUNS, KINDS
+from gpudesk.core.catalogue.blanks import why_blank
+from gpudesk.core.catalogue.fields import KIND_LABELS, KIND_NOUNS, KINDS, PRICE_KIND_WORDS
 from gpudesk.ui.catalogue.detail import detail_html
 from gpudesk.ui.catalogue.price_chart import PriceChart
-from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowSortProxy, RowTableModel, fit_columns
+from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowSortProxy, RowTableModel, fit_columns, format_value
 from gpudesk.ui.widgets.clipboard import set_clipboard
 
 # Cloud price history and embodied carbon get tabs once the bundled catalogue holds figures for them.
@@ -128,6 +129,7 @@ class CatalogueView(QWidget):
         # per kind: the column keys and the header's saved state (order, widths, hidden columns)
         self._header_states: dict[str, tuple[tuple[str, ...], QByteArray]] = {}
         self._header_kind: str | None = None  # the kind whose columns the header shows now
+        self._blanks: dict = {}  # (kind, id, field) -> why the cell is blank
 
         title = QLabel("Catalogue")
         title.setObjectName("pageTitle")
@@ -371,13 +373,17 @@ class CatalogueView(QWidget):
 
     def _columns(self) -> list[Column]:
         cols = []
+        self._blanks = {}
         for spec in KINDS[self.kind]:
             if not spec.column:
                 continue
-            tooltip = None
-            if spec.figure:
-                tooltip = self._source_tooltip(spec.name)
-            cols.append(Column(spec.name, HEADERS.get(spec.name, spec.header()), numeric=spec.numeric, tooltip=tooltip))
+            tooltip = text = None
+            if spec.figure or (spec.type == "ref" and spec.ref == "interconnects"):
+                # a blank figure says why: not applicable ("n/a"), not published or unknown ("—")
+                tooltip = self._source_tooltip(spec.name, spec.label)
+                text = self._cell_text(spec)
+            cols.append(Column(spec.name, HEADERS.get(spec.name, spec.header()), numeric=spec.numeric, tooltip=tooltip,
+                               text=text))
         if self.kind in DEFAULT_COLUMNS:
             cols.append(Column("latest_price_usd", "Price\n($)", numeric=True, decimals=0, tooltip=_price_tooltip))
             cols.append(Column("latest_price_date", "Price\ndate", tooltip=_price_tooltip))
@@ -394,7 +400,8 @@ class CatalogueView(QWidget):
             price = self.catalogue.latest_price(row["id"])
             out.append({**row, "latest_price_usd": price["usd"] if price else None,
                         "latest_price_date": price.get("date") if price else None,
-                        "latest_price_kind": price["kind"] if price else None})
+                        "latest_price_kind": price["kind"] if price else None,
+                        "latest_price_notes": price.get("notes") if price else None})
         return out
 
     def _remember_header(self) -> None:
@@ -436,9 +443,31 @@ class CatalogueView(QWidget):
         menu.addAction("Default columns", self.reset_columns)
         menu.exec(header.mapToGlobal(pos))
 
-    def _source_tooltip(self, name: str):
+    def blank(self, row: dict, name: str, label: str = ""):
+        """Why this row's `name` is blank (a Blank), or None; remembered until the rows reload."""
+        if self.catalogue is None or (row.get(name) is not None and row.get(name) != ""):
+            return None
+        key = (self.kind, row.get("id"), name)
+        if key not in self._blanks:
+            self._blanks[key] = why_blank(self.catalogue, self.kind, _record(row), name, label)
+        return self._blanks[key]
+
+    def _cell_text(self, spec):
+        def text(row: dict) -> str:
+            blank = self.blank(row, spec.name, spec.label)
+            if blank is not None:
+                return blank.short
+            return format_value(row.get(spec.name), field=spec.name)
+        return text
+
+    def _source_tooltip(self, name: str, label: str = ""):
         def tip(row: dict) -> str | None:
-            if row.get(name) is None or self.catalogue is None:
+            if self.catalogue is None:
+                return None
+            blank = self.blank(row, name, label)
+            if blank is not None:
+                return blank.text
+            if row.get(name) is None:
                 return None
             src = self.catalogue.figure_source(self.kind, row, name)
             if src and src.get("derived"):
@@ -630,13 +659,17 @@ def _record(row: dict) -> dict:
     """A catalogue record as stored: the row without the view's computed price columns."""
     if "latest_price_usd" not in row:
         return row
-    return {k: v for k, v in row.items() if k not in (*PRICE_KEYS, "latest_price_kind")}
+    return {k: v for k, v in row.items() if k not in (*PRICE_KEYS, "latest_price_kind", "latest_price_notes")}
 
 
 def _price_tooltip(row: dict) -> str | None:
     if row.get("latest_price_usd") is None:
         return "No price in the catalogue: add a quote (right-click)"
-    return f"{row['latest_price_kind']} price, {row.get('latest_price_date') or 'undated'}"
+    kind = PRICE_KIND_WORDS.get(row["latest_price_kind"], f"{row['latest_price_kind']} price")
+    tip = f"{kind} ${row['latest_price_usd']:,.0f}, {row.get('latest_price_date') or 'undated'}"
+    if row.get("latest_price_notes"):
+        tip += f"\nWhat it prices: {row['latest_price_notes']}"
+    return tip + "\nThe price a comparison uses (the newest quote, else list or MSRP, else street)."
 
 
 def _row_style(row: dict) -> dict:

@@ -4,6 +4,8 @@ updated with setData."""
 
 from __future__ import annotations
 
+from html import escape as _escape
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
@@ -21,6 +23,7 @@ def _brush(i: int) -> QColor:
 class CompareCharts(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
+        self.messages: dict = {}  # why each chart has nothing to compare ("" when it has)
         pg.setConfigOptions(antialias=True, background="w", foreground="#1d2330")
         self.layout_widget = pg.GraphicsLayoutWidget()
         self.layout_widget.setObjectName("compareCharts")
@@ -38,6 +41,7 @@ class CompareCharts(QWidget):
         self.scores.showGrid(y=True, alpha=0.25)
         self.scores_legend = self.scores.addLegend(offset=(10, 5), labelTextSize="8pt", colCount=3)
         self.bars: list[pg.BarGraphItem] = []
+        self.empty_scores = self._message(self.scores)
 
         self.value = self.layout_widget.addPlot(row=1, col=0, axisItems={"left": SIAxis("left"), "bottom": SIAxis("bottom")})
         self.value.setTitle("Performance per dollar against per watt", size="10pt")
@@ -47,6 +51,7 @@ class CompareCharts(QWidget):
         self.value_points = pg.ScatterPlotItem(size=11, pen=pg.mkPen("w"))
         self.value.addItem(self.value_points)
         self.value_labels: list[pg.TextItem] = []
+        self.empty_value = self._message(self.value)
 
         self.cost = self.layout_widget.addPlot(row=1, col=1, axisItems={"left": SIAxis("left")})
         self.cost.setTitle("Cumulative cost: buying against renting", size="10pt")
@@ -58,15 +63,44 @@ class CompareCharts(QWidget):
         self.crossings = pg.ScatterPlotItem(size=10, symbol="o", brush=pg.mkBrush("w"), pen=pg.mkPen("#1d2330", width=1.5))
         self.cost.addItem(self.crossings)
         self.crossing_labels: list[pg.TextItem] = []
-        self.empty_cost = pg.TextItem("Buying against renting needs an owned configuration with a price\nand a rented alternative.",
-                                      color="#5b6475", anchor=(0.5, 0.5))
-        self.cost.addItem(self.empty_cost)
+        self.empty_cost = self._message(self.cost)
+
+    @staticmethod
+    def _message(plot) -> pg.TextItem:
+        """A sentence in the middle of a plot that has nothing to show."""
+        item = pg.TextItem("", color="#3b4352", anchor=(0.5, 0.5))
+        item.setTextWidth(300)
+        item.setZValue(10)
+        plot.addItem(item, ignoreBounds=True)
+        item.setVisible(False)
+        return item
+
+    @staticmethod
+    def _show_message(plot, item: pg.TextItem, text: str, grid_x: bool = True) -> None:
+        """Show `text` alone in `plot` (axes cleared to 0–1), or hide it when there is none."""
+        item.setVisible(bool(text))
+        for axis in ("left", "bottom"):
+            plot.getAxis(axis).setStyle(showValues=not text, tickLength=0 if text else -5)
+        # an empty plot shows its sentence on a clean ground, not on a grid of nothing
+        plot.showGrid(x=grid_x and not text, y=not text, alpha=0.25)
+        if not text:
+            return
+        item.setHtml(f"<div style='text-align:center; font-size:10pt'>{_escape(text)}</div>")
+        item.setTextWidth(300)
+        plot.setXRange(0, 1, padding=0)
+        plot.setYRange(0, 1, padding=0)
+        item.setPos(0.5, 0.5)
 
     # ------------------------------------------------------------------ updates
     def set_comparison(self, comp) -> None:
-        self._set_scores(comp.score_bars)
-        self._set_value(comp.value_points)
+        messages = getattr(comp, "chart_messages", {}) or {}
+        self.messages = dict(messages)
+        self._set_scores(comp.score_bars if not messages.get("scores") else {})
+        self._show_message(self.scores, self.empty_scores, messages.get("scores", ""), grid_x=False)
+        self._set_value(comp.value_points if not messages.get("value") else [])
+        self._show_message(self.value, self.empty_value, messages.get("value", ""))
         self._set_cost(comp.cost_curves)
+        self._show_message(self.cost, self.empty_cost, messages.get("cost", "") if not comp.cost_curves.get("series") else "")
 
     def _set_scores(self, bars: dict) -> None:
         metrics = bars.get("metrics", [])
@@ -91,7 +125,10 @@ class CompareCharts(QWidget):
                 item.setVisible(False)
         axis = self.scores.getAxis("bottom")
         axis.setTicks([[(m, label) for m, label in enumerate(metrics)]])
-        self.scores.setXRange(-0.6, max(0.6, len(metrics) - 0.4), padding=0)
+        if metrics:
+            self.scores.getAxis("left").setTicks([[(v, f"{v:g}") for v in (0, 0.25, 0.5, 0.75, 1.0)]])
+            self.scores.setXRange(-0.6, max(0.6, len(metrics) - 0.4), padding=0)
+            self.scores.setYRange(0, 1.3, padding=0)
 
     def _set_value(self, points: list[dict]) -> None:
         spots = [{"pos": (p["per_kw"], p["per_dollar"]), "brush": _brush(i), "data": p["name"]} for i, p in enumerate(points)]
@@ -136,10 +173,5 @@ class CompareCharts(QWidget):
             label.setPos(c["month"], c["usd"])
             self.cost.addItem(label)
             self.crossing_labels.append(label)
-        self.empty_cost.setVisible(not series)
         if series:
             self.cost.enableAutoRange()
-        else:
-            self.cost.setXRange(0, 1)
-            self.cost.setYRange(0, 1)
-            self.empty_cost.setPos(0.5, 0.5)

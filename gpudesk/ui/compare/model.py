@@ -92,7 +92,9 @@ class CompareTableModel(QAbstractTableModel):
         row = item
         if col == 0:
             if role == Qt.ItemDataRole.DisplayRole:
-                return row.label + (f" ({row.unit})" if row.unit else "")
+                return row.label + (f" ({row.unit})" if row.unit else "") + (" ≈" if row.remark else "")
+            if role == Qt.ItemDataRole.ToolTipRole and row.remark:
+                return row.remark[0].upper() + row.remark[1:] + "."
             return None
         if col == 1:
             if role == Qt.ItemDataRole.DisplayRole:
@@ -124,10 +126,14 @@ class CompareTableModel(QAbstractTableModel):
             return font
         if role == Qt.ItemDataRole.ToolTipRole:
             parts = [cell.text.replace("\n", " ")]
+            if cell.note:
+                parts.append(cell.note)
             if cell.low is not None and cell.high is not None and cell.low != cell.high:
                 parts.append(f"low {cell.low:,.4g} · likely {cell.value:,.4g} · high {cell.high:,.4g}")
             if row.better:
                 parts.append(row.direction_text + (" — winner" if winner else ""))
+            if row.remark:
+                parts.append(row.remark[0].upper() + row.remark[1:] + ".")
             return "\n".join(parts)
         return None
 

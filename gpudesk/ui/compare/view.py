@@ -50,6 +50,7 @@ from gpudesk.ui.widgets.clipboard import set_clipboard
 log = logging.getLogger(__name__)
 
 MAX_OPTIONS = 6
+DEFAULT_SUBTITLE = "Two to six configurations for one workload; a winner per row."
 KIND_LABELS = {"train": "Train from scratch", "finetune": "Fine-tune", "infer": "Serve (inference)"}
 
 
@@ -240,6 +241,14 @@ class CompareView(QWidget):
         self._modified = False
         self._loading = False
         self._base: dict = {}  # the scenario document's fields the editor does not show
+        # The title: a question the user typed is kept; one gpudesk wrote (a preset's, or generated
+        # from the workload and configurations) follows the comparison once it is edited away from
+        # what was opened (`_opened`: the workload and configurations as opened).
+        self._question_auto = True
+        self._setting_question = False
+        self._from_preset = False
+        self._preset_index = 0
+        self._opened: str | None = None
         self.rows: list[ConfigRow] = []
         self._choices: list[tuple[str, str, str]] = []
         self.timer = QTimer(self)
@@ -249,7 +258,7 @@ class CompareView(QWidget):
 
         title = QLabel("Compare")
         title.setObjectName("pageTitle")
-        self.subtitle = QLabel("Two to six configurations for one workload; a winner per row.")
+        self.subtitle = QLabel(DEFAULT_SUBTITLE)
         self.subtitle.setObjectName("pageSubtitle")
         self.subtitle.setWordWrap(True)
 
@@ -418,6 +427,12 @@ class CompareView(QWidget):
         header.setFont(bold)
         self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        # the question the comparison answers, as the PDF's title shows it
+        self.heading = QLabel("")
+        self.heading.setObjectName("compareTitle")
+        self.heading.setWordWrap(True)
+        self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.heading.setStyleSheet("font-size: 11pt; font-weight: 600; color: #1d2330; padding: 2px 0 0 0;")
         self.recommendation = QTextBrowser()
         self.recommendation.setObjectName("recommendation")
         self.recommendation.setMaximumHeight(170)
@@ -444,6 +459,7 @@ class CompareView(QWidget):
         rl = QVBoxLayout(right)
         rl.setContentsMargins(0, 0, 0, 0)
         rl.addLayout(buttons)
+        rl.addWidget(self.heading)
         rl.addWidget(self.tabs, 1)
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.setObjectName("compareSplitter")  # its position is remembered by the main window
@@ -463,8 +479,7 @@ class CompareView(QWidget):
         layout.addLayout(head)
         layout.addWidget(splitter, 1)
 
-        for w in (self.question,):
-            w.textChanged.connect(self._edited)
+        self.question.textChanged.connect(self._question_changed)
         for w in (self.kind, self.precision, self.region, self.rent):
             w.currentIndexChanged.connect(self._edited)
         for w in (self.as_of_on, self.embodied):
@@ -518,7 +533,11 @@ class CompareView(QWidget):
         except ScenarioError as exc:
             QMessageBox.warning(self, "Cannot open scenario", str(exc))
             return False
-        self.load_scenario(scenario)
+        if as_preset:  # the picker names the question opened, when it is one of its own
+            target = Path(path).resolve()
+            self._preset_index = next((i for i in range(1, self.preset.count())
+                                       if Path(self.preset.itemData(i)).resolve() == target), 0)
+        self.load_scenario(scenario, as_preset=as_preset)
         self.path = None if as_preset else Path(path)
         self._set_modified(False)
         self.status_message.emit(f"Opened {Path(path).name}")
@@ -528,9 +547,16 @@ class CompareView(QWidget):
         """Open a scenario file; `as_copy` opens it untitled (a report's saved scenario, say)."""
         return self.load_path(path, as_preset=as_copy)
 
-    def load_scenario(self, scenario) -> None:
-        """Fill the editor from a scenario (a single cluster becomes one configuration)."""
+    def load_scenario(self, scenario, as_preset: bool = False) -> None:
+        """Fill the editor from a scenario (a single cluster becomes one configuration). A preset's
+        question and description describe the preset: they give way to a generated title and the
+        general subtitle once the workload or a configuration is edited."""
         self._loading = True
+        self._from_preset = as_preset
+        self._opened = None  # taken by the first refresh, from the editor's own reading of the file
+        self._question_auto = as_preset
+        if not as_preset:
+            self._preset_index = 0
         try:
             self._base = scenario.to_dict()
             w = dict(scenario.workload)
@@ -541,10 +567,7 @@ class CompareView(QWidget):
                     w = {**preset.get("workload", {}), **{k: v for k, v in w.items() if k != "preset"}}
             self._set_combo(self.workload_preset, preset_id)
             self._set_workload(w)
-            self.question.setText((scenario.report or {}).get("question") or scenario.name)
-            self.question.setCursorPosition(0)
-            self.question.setToolTip(self.question.text())
-            self.question.setCursorPosition(0)
+            self._set_question((scenario.report or {}).get("question") or scenario.name)
             site, fin = scenario.site, scenario.finance
             self._set_combo(self.region, site.get("region", "us-avg"))
             self.pue.setValue(site.get("pue", 1.2))
@@ -558,7 +581,7 @@ class CompareView(QWidget):
                 self._remove_row(row, refresh=False)
             for option in scenario.options():
                 self.add_configuration(option, refresh=False)
-            self.subtitle.setText(scenario.description or "Two to six configurations for one workload; a winner per row.")
+            self.subtitle.setText(scenario.description or DEFAULT_SUBTITLE)
         finally:
             self._loading = False
         self._update_kind()
@@ -591,6 +614,8 @@ class CompareView(QWidget):
         doc["workload"] = self._workload()
         doc.pop("cluster", None)
         doc["compare"] = [o.to_dict() for o in (r.option() for r in self.rows) if o is not None]
+        if self._from_preset and self._opened is not None and self._signature(doc) != self._opened:
+            doc.pop("description", None)  # the preset's description no longer describes this comparison
         site = dict(doc.get("site") or {})
         site.update({"region": self.region.currentData() or "us-avg", "pue": round(self.pue.value(), 3)})
         doc["site"] = site
@@ -622,6 +647,7 @@ class CompareView(QWidget):
         from gpudesk.core.settings import load_settings
 
         self.timer.stop()
+        self._follow_question()
         try:
             scenario = self.scenario()
             comparison = build_comparison(scenario, self.catalogue, load_settings(), self._calibrations())
@@ -629,6 +655,8 @@ class CompareView(QWidget):
             self.recommendation.setPlainText(f"Cannot compare yet: {exc}")
             return
         self.comparison = comparison
+        self.heading.setText(comparison.question)
+        self.heading.setToolTip("The question this comparison answers: the PDF report's title")
         self.model.set_comparison(comparison)
         self._fit_table()
         self.recommendation.setHtml(
@@ -861,10 +889,82 @@ class CompareView(QWidget):
         self._edited()
 
     def _preset_chosen(self, index: int) -> None:
+        """The picker shows the question picked until the comparison is edited away from it."""
         path = self.preset.itemData(index)
-        if path and self.maybe_close():
-            self.load_path(path, as_preset=True)
-        self.preset.setCurrentIndex(0)
+        if path and self.maybe_close() and self.load_path(path, as_preset=True):
+            self._preset_index = index
+        self.preset.setCurrentIndex(self._preset_index if self._preset_index < self.preset.count() else 0)
+
+    # ------------------------------------------------------------------ the title
+    def _set_question(self, text: str) -> None:
+        self._setting_question = True
+        try:
+            self.question.setText(text)
+        finally:
+            self._setting_question = False
+        self.question.setToolTip(text)
+        if not self.question.hasFocus():
+            self.question.setCursorPosition(0)
+
+    def _question_changed(self, text: str) -> None:
+        if self._setting_question:
+            return
+        # typed by the user: kept from now on; emptied: gpudesk writes it again
+        self._question_auto = not text.strip()
+        self.question.setToolTip(text)
+        self._edited()
+
+    @staticmethod
+    def _signature(doc: dict) -> str:
+        """The part of a comparison its question is about: the workload and the configurations."""
+        return json.dumps([doc.get("workload"), doc.get("compare")], sort_keys=True, default=str)
+
+    def generated_question(self) -> str:
+        from gpudesk.core.compare import generated_question, workload_model_name
+
+        workload = self._workload()
+        names = [o.name for o in (r.option() for r in self.rows) if o is not None]
+        return generated_question(workload, names, workload_model_name(workload, self.catalogue))
+
+    def _follow_question(self) -> None:
+        """Keep the title, the picker, the subtitle and the workload preset true to what the
+        editor holds now."""
+        doc = {"workload": self._workload(),
+               "compare": [o.to_dict() for o in (r.option() for r in self.rows) if o is not None]}
+        signature = self._signature(doc)
+        if self._opened is None:
+            self._opened = signature
+            if not self._from_preset:  # a saved file: its title is the user's unless gpudesk wrote it
+                self._question_auto = self.question.text().strip() in ("", self.generated_question())
+        as_opened = signature == self._opened
+        if self._question_auto or not self.question.text().strip():
+            report = self._base.get("report") or {}
+            text = (report.get("question") or self._base.get("name") or "") if (self._from_preset and as_opened) else ""
+            text = text or self.generated_question()
+            if text != self.question.text():
+                self._set_question(text)
+        wanted = self._preset_index if (self._from_preset and as_opened) else 0
+        if self.preset.currentIndex() != wanted and wanted < self.preset.count():
+            self.preset.setCurrentIndex(wanted)
+        if self._from_preset and not as_opened:
+            self.subtitle.setText(DEFAULT_SUBTITLE)
+        elif self._from_preset:
+            self.subtitle.setText(self._base.get("description") or DEFAULT_SUBTITLE)
+        self._follow_workload_preset(doc["workload"])
+
+    def _follow_workload_preset(self, workload: dict) -> None:
+        """The workload preset stays named while the model and task are the preset's."""
+        preset_id = self.workload_preset.currentData()
+        if not preset_id or self.catalogue is None:
+            return
+        preset = next((p for p in self.catalogue.presets() if p["id"] == preset_id), None)
+        w = (preset or {}).get("workload", {})
+        from gpudesk.core.compare import _same
+
+        if preset is None or w.get("kind") != workload.get("kind") or not _same(w.get("params"), workload.get("params")):
+            self.workload_preset.blockSignals(True)
+            self.workload_preset.setCurrentIndex(0)
+            self.workload_preset.blockSignals(False)
 
     def _fit_table(self) -> None:
         """Metric and direction take what they need (the metric up to a third of the width); the

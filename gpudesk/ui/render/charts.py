@@ -86,8 +86,22 @@ def _legend(p: QPainter, left: float, top: float, width: float, entries: list[tu
     return y - top + 12
 
 
+def _nothing(p: QPainter, rect: QRectF, top: float, text: str) -> None:
+    """A chart with nothing to compare: the reason in a sentence, where the plot would be."""
+    p.setFont(font(8.5))
+    p.setPen(MUTED)
+    box = QRectF(rect.left() + 12, top + 8, rect.width() - 24, max(24.0, rect.bottom() - top - 16))
+    p.drawText(box, int(Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap), text)
+
+
+NOTHING = "Nothing to compare: fewer than two configurations have figures for this chart."
+
+
 def draw_bar_chart(p: QPainter, rect: QRectF, chart: BarChart) -> None:
     top = _title(p, rect, chart.title)
+    if len(chart.series) < 2 or not chart.categories:
+        _nothing(p, rect, top, NOTHING if len(chart.series) < 2 else "Nothing to compare: no metric has figures.")
+        return
     legend_h = _legend(p, rect.left(), top, rect.width(),
                        [(name, color(i), "box") for i, (name, _v) in enumerate(chart.series)])
     plot = QRectF(rect.left() + 34, top + legend_h + 6, rect.width() - 40, rect.bottom() - top - legend_h - 46)
@@ -153,6 +167,9 @@ def _axes(p: QPainter, plot: QRectF, xs: tuple[float, float], ys: tuple[float, f
 
 def draw_scatter_chart(p: QPainter, rect: QRectF, chart: ScatterChart) -> None:
     top = _title(p, rect, chart.title)
+    if not chart.points:
+        _nothing(p, rect, top, chart.caption or "Nothing to compare: no configuration has both figures.")
+        return
     plot = QRectF(rect.left() + 62, top + 4, rect.width() - 80, rect.bottom() - top - 36)
     xs = [x for _l, x, _y in chart.points] or [0.0, 1.0]
     ys = [y for _l, _x, y in chart.points] or [0.0, 1.0]
@@ -172,6 +189,9 @@ def draw_scatter_chart(p: QPainter, rect: QRectF, chart: ScatterChart) -> None:
 
 def draw_line_chart(p: QPainter, rect: QRectF, chart: LineChart) -> None:
     top = _title(p, rect, chart.title)
+    if not chart.series or not chart.xs:
+        _nothing(p, rect, top, chart.caption or "Nothing to draw: no series.")
+        return
     legend_h = _legend(p, rect.left(), top, rect.width(), [(name, color(i), "line") for i, (name, _ys, _k) in enumerate(chart.series)])
     plot = QRectF(rect.left() + 62, top + legend_h + 4, rect.width() - 80, rect.bottom() - top - legend_h - 34)
     all_y = [v for _n, ys, _k in chart.series for v in ys] or [0.0, 1.0]
