@@ -33,7 +33,7 @@ EXIT_CODES = (
     (EXIT_REFUSED, "catalogue import: a bundle this catalogue does not take"),
     (EXIT_DAMAGED, f"the database is damaged: run `{APP_NAME} repair`"),
     (EXIT_LOCKED, "the database is locked by another program"),
-    (EXIT_NOT_WRITABLE, "the data folder or a file cannot be written (read-only, or no permission)"),
+    (EXIT_NOT_WRITABLE, "the data folder or a file cannot be written (read-only, no permission, a disk I/O error)"),
     (EXIT_DISK_FULL, "the disk is full"),
     (EXIT_MISSING, "a file or folder does not exist"),
     (EXIT_UNEXPECTED, "an unexpected error; the trace is in the log"),
@@ -99,6 +99,24 @@ def build_parser() -> argparse.ArgumentParser:
     imp.add_argument("--json", action="store_true", help="print JSON")
     imp.add_argument("--gpu", metavar="ID", help="accelerator id for files that do not name their hardware")
     imp.add_argument("--count", type=int, metavar="N", help="accelerator count for such files")
+    mea = sub.add_parser(
+        "measurements", help="list or export the stored benchmark measurements with their estimates",
+        description="The imported measurements, each with gpudesk's estimate of the same setup (low, likely, high), "
+                    "the signed error (estimate - measured) / measured, and why a row was not compared: the columns "
+                    "of the Benchmarks view's CSV export.")
+    mea_sub = mea.add_subparsers(dest="action", metavar="ACTION", required=True)
+    mea_list = mea_sub.add_parser("list", help="print the measurements (a table; --json or --csv for scripts)")
+    mea_fmt = mea_list.add_mutually_exclusive_group()
+    mea_fmt.add_argument("--json", action="store_true", help="print JSON: one object per measurement")
+    mea_fmt.add_argument("--csv", action="store_true", help="print CSV")
+    mea_list.add_argument("--accelerator", metavar="ID", help="only the measurements of this catalogue accelerator")
+    mea_exp = mea_sub.add_parser("export", help="write the measurements to a file: CSV with the estimates, or "
+                                                "gpudesk benchmark JSON (imported again with `gpudesk import`)")
+    mea_exp.add_argument("path", metavar="PATH", help="the file to write (.csv or .json, unless --csv/--json says)")
+    exp_fmt = mea_exp.add_mutually_exclusive_group()
+    exp_fmt.add_argument("--json", action="store_true", help="write gpudesk benchmark JSON")
+    exp_fmt.add_argument("--csv", action="store_true", help="write CSV with the estimates")
+    mea_exp.add_argument("--accelerator", metavar="ID", help="only the measurements of this catalogue accelerator")
     rep = sub.add_parser("repair", help="repair a damaged database: rebuild it keeping your rows, or restore a backup")
     rep.add_argument("--from-backup", metavar="NAME",
                      help="restore this backup (a name from `gpudesk backups`, or 'newest') instead of rebuilding")
@@ -127,6 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "estimate": _estimate,
             "compare": _compare,
             "import": _import,
+            "measurements": _measurements,
             "repair": _repair,
             "backups": _backups,
         }[args.command]
@@ -161,13 +180,16 @@ def _describe_failure(exc: Exception) -> tuple[str, int]:
         if is_damage(orig):
             return (f"{where}: the database is damaged ({orig}); run `{APP_NAME} repair`", EXIT_DAMAGED)
         if "locked" in text or "busy" in text:
-            return (f"{where}: the database is locked by another program (another gpudesk?); "
-                    "close it and try again", EXIT_LOCKED)
+            return (f"{where}: the database is busy, locked by another program (another gpudesk?) that is "
+                    "writing to it; nothing was changed: try again when it is done", EXIT_LOCKED)
         if "readonly" in text or "read-only" in text or "unable to open" in text or "permission" in text:
             return (f"{where}: the database cannot be written ({orig}); check that its folder is writable",
                     EXIT_NOT_WRITABLE)
-        if "disk is full" in text or "full" in text:
+        if "disk is full" in text or "full" in text or ("disk i/o" in text and _disk_nearly_full(where)):
             return f"{where}: the disk is full; free some space and try again", EXIT_DISK_FULL
+        if "disk i/o" in text:
+            return (f"{where}: the disk could not read or write the database (disk I/O error); check the disk "
+                    "(removed, failing, or out of space?) and try again", EXIT_NOT_WRITABLE)
     if isinstance(exc, OSError):
         place = exc.filename or _database_file_name()
         if exc.errno == errno.ENOSPC:
@@ -181,7 +203,21 @@ def _describe_failure(exc: Exception) -> tuple[str, int]:
 
     log = log_exception("unexpected error in the command line", exc)
     where = f"details in {log}" if log else "the log could not be written either"
-    return f"unexpected error ({type(exc).__name__}: {exc}); {where}", EXIT_UNEXPECTED
+    detail = " ".join(str(getattr(exc, "orig", None) or exc).split())  # one line: no SQL, no parameters
+    detail = detail if len(detail) <= 200 else detail[:199] + "…"
+    return f"unexpected error ({type(exc).__name__}: {detail}); {where}", EXIT_UNEXPECTED
+
+
+def _disk_nearly_full(place: str) -> bool:
+    """Whether the disk holding `place` has less than a megabyte free (SQLite reports a full disk
+    met while growing its shared-memory file as an I/O error)."""
+    import shutil
+    from pathlib import Path
+
+    try:
+        return shutil.disk_usage(Path(place).parent).free < 1 << 20
+    except OSError:
+        return False
 
 
 def _database_file_name() -> str:
@@ -470,6 +506,96 @@ def _import(args) -> int:
     else:
         print(report.format_text())
     return EXIT_OK if report.ok else EXIT_FAILED
+
+
+# ------------------------------------------------------------------------ measurements
+def _measurements(args) -> int:
+    from gpudesk.core.benchmarks.summary import versus_frame
+    from gpudesk.core.benchmarks.versus import compare_all
+
+    cat = _open(args)
+    acc = args.accelerator.strip() if args.accelerator else None
+    if acc is not None and cat.get("accelerators", acc) is None:
+        raise CliError(f"--accelerator {acc}: not an accelerator in the catalogue (its ids: `{APP_NAME} catalogue "
+                       "list --kind accelerators`); nothing listed", EXIT_USAGE)
+    if args.action == "export":
+        kind = "json" if args.json else "csv" if args.csv else str(args.path).lower().rsplit(".", 1)[-1]
+        if kind not in ("csv", "json"):
+            raise CliError(f"{args.path}: say --csv or --json (or name a .csv or .json file); nothing written",
+                           EXIT_USAGE)
+    # the same comparison as the Benchmarks view: each measurement against the default estimate
+    versus = compare_all(cat, **({"accelerator_id": acc} if acc else {}))
+    if args.action == "export":
+        return _measurements_export(args.path, kind, versus, acc)
+    frame = versus_frame(versus)
+    if args.csv:
+        sys.stdout.write(frame.to_csv(index=False, float_format="%.6g"))
+    elif args.json:
+        _print_json([{k: _plain(v) for k, v in row.items()} for row in frame.to_dict(orient="records")])
+    elif frame.empty:
+        print("No measurements stored" + (f" for {acc}" if acc else "") + f". Import result files with `{APP_NAME} "
+              "import FILE...`.")
+    else:
+        print(_measurements_table(frame))
+    return EXIT_OK
+
+
+def _plain(value):
+    """A table cell as JSON: missing values as null, numpy numbers as Python numbers."""
+    import math
+
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if type(value).__module__ == "numpy":
+        value = value.item()
+    try:
+        import pandas as pd
+
+        if value is pd.NA:
+            return None
+    except ImportError:  # pragma: no cover - pandas is a dependency
+        pass
+    return value
+
+
+def _measurements_export(path, kind: str, versus, acc: str | None) -> int:
+    from gpudesk.core.fileio import atomic_write_text
+
+    if kind == "csv":
+        from gpudesk.core.benchmarks.summary import write_csv
+
+        n = write_csv(versus, path)
+    else:
+        from gpudesk.core.benchmarks.gpudesk_schema import export_measurements
+
+        doc = export_measurements([v.measurement for v in versus], description="exported by `gpudesk measurements "
+                                  "export`" + (f" (accelerator {acc})" if acc else ""))
+        atomic_write_text(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
+        n = len(versus)
+    print(f"wrote {n:,} measurement(s) to {path}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _measurements_table(frame) -> str:
+    def num(value, digits=4) -> str:
+        value = _plain(value)
+        return "" if value is None else f"{value:.{digits}g}"
+
+    head = ("id", "accelerator", "metric", "statistic", "measured", "unit", "estimate", "error", "file")
+    rows = []
+    for row in frame.to_dict(orient="records"):
+        count, acc = _plain(row["accelerator_count"]), _plain(row["accelerator_id"])
+        hardware = f"{count} × {acc}" if acc else ("CPU" if count == 0 else "?")
+        error = _plain(row["error"])
+        rows.append((str(_plain(row["id"]) or ""), hardware, row["metric"], row["statistic"], num(row["measured"]),
+                     row["unit"], num(row["estimated_likely"]), f"{error:+.0%}" if error is not None else "-",
+                     row["source_file"]))
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in [head, *rows]]
+    compared = int(frame["compared"].sum())
+    lines.append(f"{len(rows):,} measurement(s), {compared:,} compared with an estimate (error = (estimate - "
+                 "measured) / measured; `--json` or `--csv` give every column, why a row was not compared included)")
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------ repair / backups

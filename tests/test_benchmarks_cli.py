@@ -97,3 +97,87 @@ def test_estimates_use_the_calibration_unless_switched_off(catalogue, tmp_path, 
     settings.calibration_enabled = False
     save_settings(settings)
     assert decode()[0] == default
+
+
+# ----------------------------------------------------------------------------------- gpudesk measurements
+def _imported(capsys) -> None:
+    assert main(["import", str(LLAMA_4080), str(LLAMA_M5)]) == 0
+    capsys.readouterr()
+
+
+def test_measurements_list_json_has_the_views_csv_columns_and_the_estimates(catalogue, capsys):
+    from gpudesk.core.benchmarks.summary import COLUMNS
+
+    _imported(capsys)
+    code, out, _ = run(capsys, "measurements", "list", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert len(rows) == 7 and all(list(r) == COLUMNS for r in rows)
+    decode = [r for r in rows if r["accelerator_id"] == "rtx-4080" and r["metric"] == "decode_tokens_per_s_per_user"]
+    assert len(decode) == 1
+    row = decode[0]
+    assert row["measured"] == pytest.approx(118.881588) and row["unit"] == "tokens/s"
+    assert row["accelerator_count"] == 1 and row["source_file"] == LLAMA_4080.name and row["format"] == "llama-bench"
+    assert row["compared"] is True and row["why_not_compared"] == ""
+    assert row["estimated_low"] <= row["estimated_likely"] <= row["estimated_high"]
+    assert row["error"] == pytest.approx((row["estimated_likely"] - row["measured"]) / row["measured"])
+    # the same numbers as the Benchmarks view's comparison (compare() with no calibration)
+    from gpudesk.core.benchmarks.store import stored_measurements
+    from gpudesk.core.benchmarks.versus import compare
+
+    stored = stored_measurements(catalogue, ids=[row["id"]])[0]
+    assert compare(catalogue, stored).estimated.likely == pytest.approx(row["estimated_likely"])
+
+
+def test_measurements_list_filters_by_accelerator_and_prints_csv_and_a_table(catalogue, capsys):
+    import csv
+    import io
+
+    from gpudesk.core.benchmarks.summary import COLUMNS
+
+    _imported(capsys)
+    code, out, _ = run(capsys, "measurements", "list", "--csv", "--accelerator", "apple-m5-max")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 5 and list(rows[0]) == COLUMNS
+    assert {r["accelerator_id"] for r in rows} == {"apple-m5-max"} and {r["source_file"] for r in rows} == {LLAMA_M5.name}
+    code, out, _ = run(capsys, "measurements", "list", "--accelerator", "rtx-4080")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:4] == ["id", "accelerator", "metric", "statistic"]
+    assert sum("1 × rtx-4080" in line for line in lines) == 2 and "apple-m5-max" not in out
+    assert "2 measurement(s)" in lines[-1]
+
+
+def test_measurements_export_csv_and_json(catalogue, capsys, tmp_path):
+    import csv
+
+    from gpudesk.core.benchmarks.gpudesk_schema import parse as parse_gpudesk
+
+    _imported(capsys)
+    target = tmp_path / "out.csv"
+    code, _, err = run(capsys, "measurements", "export", str(target), "--accelerator", "rtx-4080")
+    assert code == 0 and "wrote 2 measurement(s)" in err
+    with target.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert sorted(r["metric"] for r in rows) == ["decode_tokens_per_s_per_user", "prefill_tokens_per_s"]
+    assert all(r["estimated_likely"] for r in rows)
+    doc_path = tmp_path / "all.json"
+    code, _, err = run(capsys, "measurements", "export", str(doc_path))
+    assert code == 0 and "wrote 7 measurement(s)" in err
+    again = parse_gpudesk(doc_path)  # gpudesk's own format: it imports again
+    assert len(again.measurements) == 7 and not again.errors
+    assert {m.accelerator_id for m in again.measurements} == {"rtx-4080", "apple-m5-max"}
+
+
+def test_measurements_refuses_bad_arguments_and_changes_nothing(catalogue, capsys, tmp_path):
+    _imported(capsys)
+    code, out, err = run(capsys, "measurements", "list", "--accelerator", "no-such-gpu")
+    assert code == 2 and out == "" and "--accelerator no-such-gpu: not an accelerator in the catalogue" in err
+    target = tmp_path / "out.txt"
+    code, _, err = run(capsys, "measurements", "export", str(target))
+    assert code == 2 and "say --csv or --json" in err and not target.exists()
+    code, out, _ = run(capsys, "measurements", "list", "--accelerator", "h100-sxm5-80gb")
+    assert code == 0 and "No measurements stored for h100-sxm5-80gb" in out
+    code, out, _ = run(capsys, "measurements", "list", "--json", "--accelerator", "h100-sxm5-80gb")
+    assert code == 0 and json.loads(out) == []

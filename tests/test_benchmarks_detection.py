@@ -63,15 +63,16 @@ GUIDELLM = {  # the shape of a GuideLLM (>= 0.3) benchmarks.json: benchmarks of 
 }
 
 
-def test_guidellm_is_not_taken_for_vllm_and_is_refused_naming_guidellm(tmp_path):
+def test_guidellm_is_not_taken_for_vllm_and_is_read_as_guidellm(tmp_path):
     assert vllm.looks_like(json.dumps(GUIDELLM))  # the key names alone would say vLLM
     path = tmp_path / "benchmarks.json"
     path.write_text(json.dumps(GUIDELLM), encoding="utf-8")
     detection = detect_text(path.read_text(encoding="utf-8"))
     assert detection.format == "guidellm" and "GuideLLM" in detection.reason
-    r = parse_any(path)
-    assert r.format == "guidellm" and r.measurements == []
-    assert "GuideLLM" in r.errors[0].message and "vllm bench serve --save-result" in r.errors[0].message
+    r = parse_any(path)  # read by the GuideLLM reader (tests/test_benchmarks_new_readers.py), never as vLLM
+    assert r.format == "guidellm" and not r.errors and {m.format for m in r.measurements} == {"guidellm"}
+    assert one(r.measurements, metric="output_tokens_per_s").value == 640.0
+    assert one(r.measurements, metric="request_throughput").value == 2.5
 
 
 def test_detection_reason_is_in_the_import_report(tmp_path):

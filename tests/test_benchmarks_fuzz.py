@@ -14,7 +14,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpudesk.core.benchmarks import gpudesk_schema, llama_bench, mlperf, nccl_tests, sglang, trtllm_bench, vllm
+from gpudesk.core.benchmarks import (
+    genai_perf,
+    gpudesk_schema,
+    guidellm,
+    lambda_dl,
+    llama_bench,
+    llama_bench_text,
+    mlperf,
+    nccl_tests,
+    ollama,
+    sglang,
+    trtllm_bench,
+    vllm,
+)
 from gpudesk.core.benchmarks.detect import INTERNAL, parse_any
 from gpudesk.core.benchmarks.reader import Source, iter_json
 from gpudesk.core.benchmarks.store import import_files
@@ -24,7 +37,8 @@ from .test_benchmarks_importers import ALL_FILES, LLAMA_4080, LLAMA_M5, TRTLLM, 
 
 SETTINGS = settings(max_examples=int(__import__("os").environ.get("FUZZ_EXAMPLES", "150")), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-MODULES = [llama_bench, vllm, sglang, trtllm_bench, mlperf, nccl_tests, gpudesk_schema]
+MODULES = [llama_bench, vllm, sglang, trtllm_bench, mlperf, nccl_tests, gpudesk_schema, llama_bench_text.MARKDOWN,
+           llama_bench_text.CSV, trtllm_bench.TEXT, guidellm, genai_perf, ollama, lambda_dl]
 REAL_TEXTS = [(p.name, p.read_text(encoding="utf-8")) for p in ALL_FILES]
 
 json_values = st.recursive(

@@ -83,7 +83,8 @@ def test_every_real_file_imports_with_its_hardware(catalogue, gpudesk_home):
     assert count_measurements(catalogue) == report.stored == db_rows(gpudesk_home)["bench_measurements"]
     cpu = stored_measurements(catalogue, source_file=LLAMA_CPU.name)
     assert len(cpu) == 2 and all(m.cpu_only and m.accelerator_id is None for m in cpu)
-    got = stored_measurements(catalogue, accelerator_id="rtx-4080", metric="decode_tokens_per_s_per_user")
+    got = stored_measurements(catalogue, accelerator_id="rtx-4080", metric="decode_tokens_per_s_per_user",
+                              source_file=LLAMA_4080.name)
     assert [m.value for m in got] == [pytest.approx(118.881588)] and got[0].id and got[0].import_id
 
 

@@ -229,3 +229,55 @@ def test_mlperf_lengths_are_asked_and_make_the_results_comparable(view):
     view.wait()
     throughput = next(r for r in view.model.rows() if r["metric"] == "output_tokens_per_s")
     assert throughput["error"] is not None
+
+
+def _shown(view, column_header: str) -> list[str]:
+    headers = [view.model.headerData(c, Qt.Orientation.Horizontal) for c in range(view.model.columnCount())]
+    col = headers.index(column_header)
+    return [view.proxy.index(r, col).data() for r in range(view.proxy.rowCount())]
+
+
+def test_metric_labels_units_error_sign_and_the_tool_each_file_was_taken_for(view, tmp_path):
+    """Issue 11: what the table says - human metric names with the statistic, a unit that matches the
+    value, an error column whose sign is defined, and the tool each file was taken for."""
+    from gpudesk.ui.benchmarks.view import ERROR_HEADER, metric_label
+
+    files = [LLAMA_4080, BENCH / "llama-bench" / "llamacpp-README_5a32f10_prefilled-context_markdown.txt",
+             BENCH / "guidellm" / "guidellm-tests_benchmarks_stripped_synchronous.json",
+             BENCH / "ollama" / "ollama-issue1806_mistral_run-verbose.txt"]
+    dialog = _import(view, files)
+    tools = [dialog.tree.topLevelItem(i).text(1) for i in range(dialog.tree.topLevelItemCount())]
+    assert tools == ["llama.cpp llama-bench", "llama.cpp llama-bench Markdown table", "GuideLLM benchmarks JSON",
+                     "Ollama --verbose output"]
+    dialog.start_import()
+    assert dialog.wait()
+    dialog.accept()
+    view.wait()
+    headers = [view.model.headerData(c, Qt.Orientation.Horizontal) for c in range(view.model.columnCount())]
+    assert "Error" not in headers and ERROR_HEADER in headers and "+ = estimate higher" in ERROR_HEADER
+    tip = view.model.headerData(headers.index(ERROR_HEADER), Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert "+20% means the estimate is 20% higher" in tip
+    metrics, measured = _shown(view, "Metric"), _shown(view, "Measured")
+    assert not any("_s" in m.split(" ")[0] for m in metrics)  # no stored keys (ttft_s, e2e_latency_s) on screen
+    shown = dict(zip(metrics, measured, strict=True))
+    assert shown["TTFT (median)"] == "16.4 ms" and shown["TTFT (mean)"] == "16.8 ms"
+    assert shown["Request latency (p99)"] == "689 ms"
+    assert shown["Request throughput (mean)"].endswith("requests/s")
+    assert metric_label("e2e_latency_s", "median") == "Request latency (median)"
+    taken = dict(zip(_shown(view, "File"), _shown(view, "Taken for"), strict=True))
+    assert taken["llamacpp-README_5a32f10_prefilled-context_markdown.txt"] == "llama.cpp llama-bench Markdown table"
+    assert taken["llamacpp-README_RTX4080_CUDA_build5163_array.json"] == "llama.cpp llama-bench"
+    assert taken["ollama-issue1806_mistral_run-verbose.txt"] == "Ollama --verbose output"
+    # with an estimate, the sign of the error is that of estimate - measured
+    row = next(r for r in view.model.rows() if r["error"] is not None)
+    v = row["v"]
+    assert (row["error"] > 0) == (v.estimated.likely > row["measured"])
+    imported = {view.imports_model.rows()[i]["source_file"]: view.imports_model.rows()[i]["tool"]
+                for i in range(len(view.imports_model.rows()))}
+    assert imported["guidellm-tests_benchmarks_stripped_synchronous.json"] == "GuideLLM benchmarks JSON"
+    view.tabs.setCurrentIndex(0)
+    view.table.selectRow(0)
+    assert "taken for" in view.detail.toPlainText()
+    view.grab().save("/tmp/h1_bench.png")
+    view.table.horizontalScrollBar().setValue(view.table.horizontalScrollBar().maximum())
+    view.grab().save("/tmp/h1_bench_right.png")

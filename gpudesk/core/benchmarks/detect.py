@@ -9,10 +9,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gpudesk.core.benchmarks import (
+    genai_perf,
     gpudesk_schema,
+    guidellm,
+    lambda_dl,
     llama_bench,
+    llama_bench_text,
     mlperf,
     nccl_tests,
+    ollama,
     sglang,
     trtllm_bench,
     vllm,
@@ -21,24 +26,30 @@ from gpudesk.core.benchmarks._common import Item, any_key, has_keys
 from gpudesk.core.benchmarks.reader import HEAD_CHARS, Record, Source, SourceError, iter_json, open_source
 from gpudesk.core.benchmarks.types import ParseResult, Problem, collect
 
-# format name -> (module, words for messages)
+# format name -> (reader: a module or object with iter_parse, words for messages)
 IMPORTERS = {
     "gpudesk": (gpudesk_schema, "gpudesk benchmark JSON"),
     "llama-bench": (llama_bench, "llama.cpp llama-bench"),
+    "llama-bench-md": (llama_bench_text.MARKDOWN, "llama.cpp llama-bench Markdown table"),
+    "llama-bench-csv": (llama_bench_text.CSV, "llama.cpp llama-bench CSV (-o csv)"),
     "trtllm-bench": (trtllm_bench, "TensorRT-LLM trtllm-bench report"),
+    "trtllm-bench-text": (trtllm_bench.TEXT, "TensorRT-LLM trtllm-bench console summary"),
+    "guidellm": (guidellm, "GuideLLM benchmarks JSON"),
+    "genai-perf": (genai_perf, "NVIDIA GenAI-Perf / AIPerf export"),
+    "ollama": (ollama, "Ollama --verbose output"),
+    "lambda-dl-benchmark": (lambda_dl, "Lambda deeplearning-benchmark table"),
     "sglang": (sglang, "SGLang bench_serving"),
     "vllm": (vllm, "vLLM benchmark"),
     "mlperf-inference": (mlperf, "MLPerf Inference LoadGen log"),
     "mlperf-training": (mlperf, "MLPerf Training result log"),
     "mlperf-system": (mlperf, "MLPerf system description"),
     "mlperf-scaling": (mlperf, "MLPerf Training scaling.json"),
+    "mlperf-result-summary": (mlperf, "MLPerf Inference result_summary.json (MLCommons endpoints)"),
     "nccl-tests": (nccl_tests, "nccl-tests output"),
 }
 
 # Recognised but not imported (yet): a clear message instead of "unknown format".
 UNSUPPORTED = {
-    "guidellm": "GuideLLM benchmarks JSON",
-    "genai-perf": "NVIDIA GenAI-Perf / AIPerf export",
     "pytest-benchmark": "pytest-benchmark JSON",
     "llmperf": "Ray llmperf results",
     "optimum-benchmark": "Hugging Face optimum-benchmark report",
@@ -46,19 +57,28 @@ UNSUPPORTED = {
     "nccl-tests-json": "nccl-tests JSON (-J)",
     "inference-benchmarker": "Hugging Face inference-benchmarker report",
     "torchbench": "TorchBench userbenchmark metrics",
-    "ollama": "Ollama --verbose output",
     "gpu-burn": "gpu-burn output",
 }
 
+# what to do instead, said after "gpudesk does not import it yet"
 UNSUPPORTED_ADVICE = {
-    "guidellm": " (GuideLLM's report is not vLLM's result format, though some key names match): re-run the same "
-                "load with `vllm bench serve --save-result` to import it, or take the figures from GuideLLM's "
-                "console table",
+    "pytest-benchmark": ": it times Python functions on the CPU and names no GPU; benchmark the model with a serving "
+                        "or llama.cpp tool instead",
+    "llmperf": ": re-run the same load with `vllm bench serve --save-result` or GenAI-Perf/AIPerf, whose files gpudesk "
+               "reads",
+    "optimum-benchmark": ": its latency and throughput figures can be entered in gpudesk's own JSON format",
+    "nvbandwidth": ": it measures copy bandwidth, which gpudesk takes from the catalogue rather than from results",
+    "nccl-tests-json": ": re-run without -J and import the text output (`all_reduce_perf ... > log.txt`)",
+    "inference-benchmarker": ": re-run the same load with `vllm bench serve --save-result` or GenAI-Perf/AIPerf",
+    "torchbench": ": its metrics name no model size or GPU; enter the figures in gpudesk's own JSON format",
+    "gpu-burn": ": it is a stress test (Gflop/s of one kernel), not a model benchmark",
 }
 
-SUPPORTED_WORDS = ("llama-bench (JSON/JSONL), vLLM (serve --save-result, sweep, throughput, latency), SGLang "
-                   "bench_serving, trtllm-bench --report_json, MLPerf Inference/Training logs and system JSON, "
-                   "nccl-tests text output, and gpudesk's own JSON (resources/schema/benchmark.schema.json)")
+SUPPORTED_WORDS = ("llama-bench (JSON/JSONL, CSV, Markdown table), vLLM (serve --save-result, sweep, throughput, "
+                   "latency), SGLang bench_serving, trtllm-bench (--report_json and console summary), GuideLLM JSON, "
+                   "GenAI-Perf/AIPerf JSON exports, Ollama --verbose output, MLPerf Inference/Training logs, "
+                   "result_summary.json and system JSON, nccl-tests text output, Lambda deeplearning-benchmark tables, and gpudesk's own JSON "
+                   "(resources/schema/benchmark.schema.json)")
 
 
 JSON_FULL_CAP = 64 << 20  # JSON files up to this size are parsed whole to decide their tool
@@ -107,6 +127,10 @@ def detect_source(src: Source) -> Detection:
                 return Detection(fmt, f"{describe(fmt)}: recognised from the keys at the start and end of a JSON "
                                  f"file over {JSON_FULL_CAP >> 20} MB")
     fmt = _detect_head(head[:HEAD_CHARS])
+    if fmt is None and first not in ("{", "[") and src.size() > HEAD_CHARS:
+        fmt = _detect_head(_tail(src))  # a long console log with the tool's summary at its end
+        if fmt is not None:
+            return Detection(fmt, f"{describe(fmt)}: recognised from {_why_text(fmt)} at the end of the file")
     if fmt is None:
         return Detection(None, "no known tool's keys or table headers in the file")
     return Detection(fmt, f"{describe(fmt)}: recognised from {_why_text(fmt)} at the start of the file")
@@ -115,7 +139,11 @@ def detect_source(src: Source) -> Detection:
 def _why_text(fmt: str) -> str:
     return {"nccl-tests": "its result table header (size, count, type ... busbw)",
             "mlperf-inference": "its LoadGen log lines", "mlperf-training": "its :::MLLOG lines",
-            "ollama": "its 'eval rate' lines", "gpu-burn": "its progress lines"}.get(fmt, "its keys")
+            "ollama": "its 'eval count' and 'eval rate' lines", "gpu-burn": "its progress lines",
+            "llama-bench-md": "its table header (| model | ... | test | t/s |)",
+            "llama-bench-csv": "its CSV header (build_commit, ..., avg_ts)",
+            "trtllm-bench-text": "its PERFORMANCE OVERVIEW block",
+            "lambda-dl-benchmark": "its columns (name_gpu, num_gpu, watt, then one per model)"}.get(fmt, "its keys")
 
 
 def _tail(src: Source, chars: int = HEAD_CHARS) -> str:
@@ -188,12 +216,22 @@ def _detect_head(head: str) -> str | None:
         return "gpudesk"
     if llama_bench.looks_like(head):
         return "llama-bench"
+    if llama_bench_text.looks_like_csv(head):
+        return "llama-bench-csv"
+    if llama_bench_text.looks_like_markdown(head):
+        return "llama-bench-md"
     if trtllm_bench.looks_like(head):
         return "trtllm-bench"
+    if trtllm_bench.looks_like_text(head):
+        return "trtllm-bench-text"
+    if lambda_dl.looks_like(head):
+        return "lambda-dl-benchmark"
     if sglang.looks_like(head):
         return "sglang"
     if vllm.looks_like(head):
         return "vllm"
+    if mlperf.looks_like_result_summary(head):
+        return "mlperf-result-summary"
     if mlperf.looks_like_system(head):
         return "mlperf-system"
     if mlperf.looks_like_summary(head) or mlperf.looks_like_detail(head):
@@ -227,7 +265,7 @@ def _detect_head(head: str) -> str | None:
         return "optimum-benchmark"
     if has_keys(head, "environ", "metrics") and "pytorch_version" in head:
         return "torchbench"
-    if "eval rate:" in head and "tokens/s" in head:
+    if ollama.looks_like(head):
         return "ollama"
     if "proc'd:" in head and "Gflop/s" in head:
         return "gpu-burn"
@@ -275,7 +313,7 @@ def iter_detected(source, source_name: str | None = None, *, system: dict | None
                                         "error")])
     module = IMPORTERS[fmt][0]
     if module is mlperf:
-        if system is None and src.path is not None and fmt in ("mlperf-inference", "mlperf-training"):
+        if system is None and src.path is not None and fmt in mlperf.RESULT_FORMATS:
             system, where = mlperf.find_system_beside(src.path)
             if system is not None:
                 return detection, _guarded(src.name, module.iter_parse(src, system=system),

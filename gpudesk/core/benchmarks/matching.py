@@ -8,6 +8,23 @@ and a count, with how sure the match is and why:
 - "ask": nothing to go on (vLLM and SGLang files name no hardware), a device the catalogue lacks, or
   mixed devices: only the user can say.
 
+The names are data: each accelerator of the bundled catalogue (data/accelerators/*.toml) lists the
+names tools give it (`aliases`, matched "exact") and the names that most likely mean it but could
+mean a sibling (`likely_aliases`, e.g. "H200" for the SXM board, "gfx942" for the CDNA 3 chips).
+The code below only normalises names and compares them:
+
+- case, punctuation, (R)/(TM) marks and vendor or brand words ("NVIDIA", "AMD", "GeForce",
+  "Instinct", "Tesla", "GPU") are ignored; "RTX 4090" and "RTX4090", "MI 300X" and "MI300X",
+  "SXM4" and "SXM" read alike;
+- a memory size ("80GB", "64G", "192GB") is compared with the entry's memory, within 10 %, not
+  matched as a word: "H100-SXM5-80GB" is the H100 SXM5, "GH200 144GB" is not the 96 GB GH200;
+- a form factor the name states (PCIe, SXM, OAM) must fit the entry's;
+- a variant word right after the matched name ("Ti", "SUPER", "Laptop", "NVL", "XT", "Max", ...)
+  that the alias does not have means another product; an edition word ("Server", "SE", "Max-Q")
+  makes the match "likely";
+- the alias that accounts for most of the name wins; a name that gives only a family ("NVIDIA
+  H100", "TPU") asks which variant.
+
 Pure functions; the remembered answers live in the database (store.py).
 """
 
@@ -20,6 +37,25 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 EXACT, LIKELY, ASK = "exact", "likely", "ask"
+
+# Words that name no particular device: vendors, brands, filler.
+NOISE = frozenset({"nvidia", "amd", "intel", "google", "aws", "amazon", "geforce", "tesla", "instinct", "radeon",
+                   "gpu", "graphics", "generation", "accelerator", "series", "card", "corporation", "cloud"})
+# Words whose next token is a model number: "RTX 4090" reads as "RTX4090", "MI 300X" as "MI300X".
+JOIN_PREFIXES = frozenset({"rtx", "gtx", "rx", "mi", "hl", "gaudi", "trainium", "inferentia", "nvl"})
+# A word right after the matched name that makes it another product ("RTX 4080 SUPER", "H200 NVL").
+VARIANT_WORDS = frozenset({"ti", "super", "laptop", "mobile", "xt", "xtx", "gre", "nvl", "pro", "max", "ultra",
+                           "nano", "nx", "lite", "mini", "d"})
+# A word right after the matched name that names an edition the catalogue does not tell apart.
+EDITION_WORDS = frozenset({"server", "se", "maxq"})
+FORM_WORDS = ("pcie", "sxm", "oam")
+MEMORY_TOLERANCE = 0.10
+
+_MARKS = re.compile(r"\((?:r|tm|c)\)|[®™]")
+_MAXQ = re.compile(r"max[\s_\-]*q\b")
+_SEPARATORS = re.compile(r"[^a-z0-9.]+|(?<![0-9])\.|\.(?![0-9])")
+_MEMORY = re.compile(r"^(\d+(?:\.\d+)?)(?:gb|gib|g)$")
+_SXM = re.compile(r"^sxm\d?$")
 
 
 @dataclass(frozen=True)
@@ -45,209 +81,346 @@ class Match:
 NO_HARDWARE = Match(None, None, ASK, "the file does not say which hardware ran it")
 
 
+# ----------------------------------------------------------------------------------- names
+@dataclass(frozen=True)
+class Name:
+    """A device name as the matcher reads it: its words (in order), memory sizes and form factors."""
+
+    tokens: tuple[str, ...]
+    memories: tuple[float, ...]
+    forms: tuple[str, ...]  # as written: "sxm4", "pcie", "oam"
+
+    @property
+    def words(self) -> frozenset[str]:
+        return frozenset(self.tokens)
+
+
+@lru_cache(maxsize=4096)
+def normalise(name: str) -> Name:
+    """The words, memory sizes and form factors of a device name ("NVIDIA A100-SXM4-80GB" ->
+    a100 sxm / 80 / sxm4)."""
+    text = _MAXQ.sub("maxq", _MARKS.sub(" ", (name or "").lower()).replace("+", " "))
+    raw = [t for t in _SEPARATORS.split(text) if t]
+    merged: list[str] = []
+    for token in raw:
+        if merged and token in ("gb", "gib", "g") and re.fullmatch(r"\d+(?:\.\d+)?", merged[-1]):
+            merged[-1] += "gb"
+        elif merged and merged[-1] in JOIN_PREFIXES and token[:1].isdigit() and not _MEMORY.match(token):
+            merged[-1] += token
+        else:
+            merged.append(token)
+    tokens: list[str] = []
+    memories: list[float] = []
+    forms: list[str] = []
+    for token in merged:
+        m = _MEMORY.match(token)
+        if m:
+            memories.append(float(m.group(1)))
+            continue
+        if token in NOISE:
+            continue
+        if _SXM.match(token):
+            forms.append(token)
+            token = "sxm"
+        elif token in FORM_WORDS:
+            forms.append(token)
+        tokens.append(token)
+    return Name(tuple(tokens), tuple(memories), tuple(forms))
+
+
+def _same_memory(a: float, b: float) -> bool:
+    return abs(a - b) <= MEMORY_TOLERANCE * max(a, b)
+
+
+# ----------------------------------------------------------------------------------- the aliases (data)
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    name: str
+    family: str
+    form: str  # first word of form_factor, lowercase ("pcie", "sxm5", "oam"), "" when not given
+    memory_gb: float | None
+    shared_memory: bool
+
+
+@dataclass(frozen=True)
+class Alias:
+    text: str
+    entry: str  # accelerator id
+    likely: bool
+    name: Name
+
+    @property
+    def score(self) -> int:
+        return len(self.name.words) + len(self.name.memories)
+
+
+@dataclass(frozen=True)
+class AliasTable:
+    entries: dict
+    aliases: tuple[Alias, ...]
+    problems: tuple[str, ...]  # data files or entries that could not be read (the data tests check none)
+
+
 @lru_cache(maxsize=1)
-def bundled_ids() -> frozenset[str]:
-    """Accelerator ids of the bundled catalogue (data/accelerators/*.toml), for matching without a
-    database at hand."""
+def alias_table() -> AliasTable:
+    """The bundled catalogue's accelerators and the names tools give them."""
     from gpudesk.core import paths
 
-    ids: set[str] = set()
+    entries: dict[str, Entry] = {}
+    aliases: list[Alias] = []
+    problems: list[str] = []
     folder = paths.bundled_data_dir() / "accelerators"
     for path in sorted(folder.glob("*.toml")) if folder.is_dir() else ():
         try:
             with path.open("rb") as handle:
                 data = tomllib.load(handle)
-        except (OSError, tomllib.TOMLDecodeError):
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            problems.append(f"{path.name}: cannot be read ({exc})")
             continue
-        for entry in data.get("accelerator", []):
-            if isinstance(entry, dict) and entry.get("id"):
-                ids.add(str(entry["id"]))
-    return frozenset(ids)
+        for number, raw in enumerate(data.get("accelerator", []), 1):
+            if not isinstance(raw, dict) or not raw.get("id"):
+                problems.append(f"{path.name}: accelerator {number} has no id")
+                continue
+            acc_id = str(raw["id"])
+            memory = raw.get("memory_gb")
+            form = str(raw.get("form_factor") or "").lower().split()
+            entries[acc_id] = Entry(acc_id, str(raw.get("name") or acc_id), str(raw.get("family") or ""),
+                                    form[0] if form else "",
+                                    float(memory) if isinstance(memory, int | float) else None,
+                                    bool(raw.get("memory_shared")))
+            for key, likely in (("aliases", False), ("likely_aliases", True)):
+                listed = raw.get(key, [])
+                if not isinstance(listed, list):
+                    problems.append(f"{path.name}: {acc_id}: {key} is not a list")
+                    continue
+                for text in listed:
+                    name = normalise(str(text))
+                    if not isinstance(text, str) or not name.words:
+                        problems.append(f"{path.name}: {acc_id}: {key} has {text!r}, which names nothing")
+                        continue
+                    aliases.append(Alias(text, acc_id, likely, name))
+    return AliasTable(entries, tuple(aliases), tuple(problems))
 
 
-def _norm(name: str) -> str:
-    text = name.lower()
-    text = re.sub(r"\((?:r|tm|c)\)|[®™]", " ", text)
-    text = re.sub(r"[_\-/,()\[\]]", " ", text)
-    text = re.sub(r"(\d+)\s*gb\b", r"\1gb", text)
-    return " ".join(text.split())
+def bundled_ids() -> frozenset[str]:
+    """Accelerator ids of the bundled catalogue (data/accelerators/*.toml), for matching without a
+    database at hand."""
+    return frozenset(alias_table().entries)
 
 
-def _has(text: str, pattern: str) -> re.Match | None:
-    return re.search(pattern, text)
+# ----------------------------------------------------------------------------------- matching one name
+def _fits(alias: Alias, name: Name) -> str | None:
+    """Why this alias does not name the device (None when it does), from the words alone."""
+    words = name.words
+    if not alias.name.words <= words:
+        return "words"
+    for memory in alias.name.memories:
+        if not any(_same_memory(memory, m) for m in name.memories):
+            return "words"
+    for i, token in enumerate(name.tokens[:-1]):
+        nxt = name.tokens[i + 1]
+        if token in alias.name.words and nxt in VARIANT_WORDS and nxt not in alias.name.words:
+            return "variant:" + nxt
+    return None
 
 
-def _variant(text: str, family: str, forms: dict[str, str], mems: tuple[str, ...], table: dict[tuple[str, str], str],
-             ids: frozenset[str]) -> tuple[str | None, str, str, tuple[str, ...]]:
-    """Resolve a family with form-factor × memory variants (A100, V100, P100)."""
-    form = next((f for pat, f in forms.items() if _has(text, pat)), None)
-    mem = next((m for m in mems if _has(text, rf"\b{m}gb\b")), None)
-    cands = tuple(v for (f, m), v in table.items() if (form in (None, f)) and (mem in (None, m)) and v in ids)
-    if not cands:
-        known = tuple(v for v in table.values() if v in ids)
-        return None, ASK, f"the catalogue has no {family} matching this name (it has: {', '.join(known)})", known
-    if len(cands) == 1:
-        if form and mem:
-            return cands[0], EXACT, f"{family} {form} {mem} GB named in full", ()
-        missing = "memory size" if mem is None else "form factor (SXM or PCIe)"
-        return cands[0], LIKELY, (f"the name does not give the {missing}; the catalogue has only this {family} "
-                                  "variant that fits"), cands
-    if form is None and mem is None:
-        return None, ASK, f"'{family}' without form factor or memory size: which variant?", cands
-    guess = cands[0]
-    missing = "form factor (SXM or PCIe)" if form is None else "memory size"
-    return guess, LIKELY, (f"the name does not give the {missing}: taken as {guess}; other variants: "
-                           f"{', '.join(c for c in cands if c != guess)}"), cands
+def _edition(alias: Alias, name: Name) -> str | None:
+    for i, token in enumerate(name.tokens[:-1]):
+        nxt = name.tokens[i + 1]
+        if token in alias.name.words and nxt in EDITION_WORDS and nxt not in alias.name.words:
+            return nxt
+    return None
 
 
-_A100 = {("sxm4", "80"): "a100-sxm4-80gb", ("sxm4", "40"): "a100-sxm4-40gb",
-         ("pcie", "80"): "a100-pcie-80gb", ("pcie", "40"): "a100-pcie-40gb"}
-_V100 = {("sxm2", "32"): "v100-sxm2-32gb", ("sxm2", "16"): "v100-sxm2-16gb", ("pcie", "16"): "v100-pcie-16gb"}
-_P100 = {("sxm2", "16"): "p100-sxm2-16gb", ("pcie", "16"): "p100-pcie-16gb"}
-_FORMS = {r"\bsxm\d?\b": "sxm4", r"\bpcie\b": "pcie"}
-_FORMS2 = {r"\bsxm\d?\b": "sxm2", r"\bpcie\b": "pcie"}
+def _form_conflict(entry: Entry, name: Name) -> str | None:
+    if not entry.form:
+        return None
+    for form in name.forms:
+        if form.startswith("sxm") and entry.form.startswith("sxm"):
+            if form != "sxm" and entry.form != "sxm" and form != entry.form:
+                return form
+        elif not entry.form.startswith(form):
+            return form
+    return None
+
+
+def _memory_conflict(entry: Entry, name: Name, alias: Alias | None) -> float | None:
+    """A memory size the name states (and the alias does not) that the entry does not have."""
+    stated = [m for m in name.memories
+              if alias is None or not any(_same_memory(m, a) for a in alias.name.memories)]
+    if not stated or entry.memory_gb is None:
+        return None
+    if any(_same_memory(m, entry.memory_gb) for m in stated):
+        return None
+    return stated[0]
+
+
+def _siblings(entry_id: str, table: AliasTable) -> tuple[str, ...]:
+    family = table.entries[entry_id].family
+    if not family:
+        return (entry_id,)
+    return tuple(e.id for e in table.entries.values() if e.family == family)
+
+
+def _gb(value: float) -> str:
+    return f"{value:g} GB"
+
+
+def _variant_labels(ids: list[str], table: AliasTable, family: str) -> str:
+    """What tells the variants of a family apart, from their names ("PCIe, SXM5 or NVL")."""
+    family_words = normalise(family).words
+
+    def label(entry: Entry, with_memory: bool) -> str:
+        text = re.sub(r"\([^)]*\)", " ", entry.name)
+        words = []
+        for word in text.split():
+            read = normalise(word)
+            if read.memories and not read.words:
+                if with_memory:
+                    words.append(word)
+                continue
+            if read.words and not read.words <= family_words:
+                words.append(word)
+        return " ".join(words) or entry.id
+
+    entries = [table.entries[i] for i in ids]
+    labels = [label(e, False) for e in entries]
+    if len(set(labels)) < len(labels):
+        labels = [label(e, True) for e in entries]
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " or " + labels[-1]
 
 
 def match_name(name: str, ids: frozenset[str] | set[str] | None = None) -> tuple[str | None, str, str, tuple[str, ...]]:
     """(accelerator id or None, confidence, reason, candidates) for one device name."""
     ids = frozenset(ids) if ids is not None else bundled_ids()
-    t = _norm(name)
-    if not t:
+    return _match_name(name or "", ids)
+
+
+@lru_cache(maxsize=4096)
+def _match_name(name: str, ids: frozenset[str]) -> tuple[str | None, str, str, tuple[str, ...]]:
+    shown = " ".join(name.split())
+    read = normalise(name)
+    if not read.words:
         return None, ASK, "no device name", ()
+    table = alias_table()
+    acc_id, confidence, reason, candidates = _from_aliases(shown, read, table)
+    if acc_id is None and confidence == ASK and not candidates:
+        found = _from_ids(shown, ids)
+        if found is not None:
+            return found
+    if acc_id is not None and acc_id not in ids:
+        return None, ASK, f"'{shown}' looks like {acc_id}, which is not in your catalogue: add it first", ()
+    return acc_id, confidence, reason, tuple(c for c in candidates if c in ids)
 
-    def known(acc_id: str, confidence: str, reason: str, cands: tuple[str, ...] = ()):
-        if acc_id in ids:
-            return acc_id, confidence, reason, tuple(c for c in cands if c in ids)
-        return None, ASK, f"'{name.strip()}' looks like {acc_id}, which is not in your catalogue: add it first", ()
 
-    # ---- NVIDIA data centre
-    if _has(t, r"\bgh200\b"):
-        if _has(t, r"\b(144gb|141gb|hbm3e)\b"):
-            return None, ASK, "a GH200 with 144 GB HBM3e: the catalogue has the 96 GB GH200 only", ("gh200-96gb",)
-        return known("gh200-96gb", EXACT if _has(t, r"\b96gb\b") else LIKELY,
-                     "GH200 (the catalogue's 96 GB HBM3 version)", ("gh200-96gb",))
-    if _has(t, r"\bgb200\b"):
-        return known("gb200", EXACT, "GB200 named")
-    if _has(t, r"\bgb10\b|dgx spark"):
-        return known("gb10", EXACT, "GB10 (DGX Spark) named")
-    if _has(t, r"\bb300\b"):
-        return known("b300-sxm", EXACT, "B300 named")
-    if _has(t, r"\bb200\b"):
-        return known("b200-sxm-180gb", EXACT, "B200 named")
-    if _has(t, r"\bh200\b"):
-        if _has(t, r"\bnvl\b"):
-            return known("h200-nvl-141gb", EXACT, "H200 NVL named")
-        if _has(t, r"\bsxm\d?\b"):
-            return known("h200-sxm-141gb", EXACT, "H200 SXM named")
-        return known("h200-sxm-141gb", LIKELY, "'H200' without 'NVL' is how the SXM board names itself (the PCIe "
-                     "card says 'H200 NVL'); confirm if yours is an NVL card", ("h200-sxm-141gb", "h200-nvl-141gb"))
-    if _has(t, r"\bh100\b"):
-        cands = ("h100-sxm5-80gb", "h100-pcie-80gb", "h100-nvl-94gb")
-        if _has(t, r"\bnvl\b|\b9[46]gb\b"):
-            return known("h100-nvl-94gb", EXACT if _has(t, r"\bnvl\b") else LIKELY, "H100 NVL (94 GB) named", cands)
-        if _has(t, r"\bpcie\b"):
-            return known("h100-pcie-80gb", EXACT, "H100 PCIe named")
-        if _has(t, r"\bsxm\d?\b"):
-            return known("h100-sxm5-80gb", EXACT, "H100 SXM named")
-        if _has(t, r"\bhbm3\b"):
-            return known("h100-sxm5-80gb", LIKELY, "'H100 80GB HBM3' is how the SXM5 board names itself (PCIe cards "
-                         "say 'H100 PCIe' and carry HBM2e); confirm if yours is a PCIe or NVL card", cands)
-        if _has(t, r"\bhbm2e\b"):
-            return known("h100-pcie-80gb", LIKELY, "an H100 with HBM2e is the PCIe card", cands)
-        return None, ASK, "'H100' without form factor: SXM5, PCIe or NVL?", tuple(c for c in cands if c in ids)
-    if _has(t, r"\ba100\b"):
-        return _variant(t, "A100", _FORMS, ("40", "80"), _A100, ids)
-    if _has(t, r"\bv100\b"):
-        return _variant(t, "V100", _FORMS2, ("16", "32"), _V100, ids)
-    if _has(t, r"\bp100\b"):
-        return _variant(t, "P100", _FORMS2, ("16",), _P100, ids)
-    if _has(t, r"\bl40s\b"):
-        return known("l40s", EXACT, "L40S named")
-    if _has(t, r"\bl40\b"):
-        return None, ASK, "an L40 (not L40S): the catalogue does not have it", ("l40s",)
-    if _has(t, r"\bl4\b"):
-        return known("l4", EXACT, "L4 named")
-    if _has(t, r"\ba10g\b"):
-        return known("a10g", EXACT, "A10G named")
-    if _has(t, r"\ba10\b"):
-        return known("a10", EXACT, "A10 named")
-    if _has(t, r"\ba30\b"):
-        return known("a30", EXACT, "A30 named")
-    if _has(t, r"\bt4\b") and not _has(t, r"\bjetson\b"):
-        return known("t4", EXACT, "T4 named")
-    # ---- NVIDIA workstation / client
-    if _has(t, r"\brtx pro 6000\b"):
-        return known("rtx-pro-6000-blackwell", EXACT if "max q" not in t and "server" not in t else LIKELY,
-                     "RTX PRO 6000 Blackwell named")
-    if _has(t, r"\brtx 6000 ada\b|\b6000 ada\b"):
-        return known("rtx-6000-ada", EXACT, "RTX 6000 Ada named")
-    if _has(t, r"\brtx a6000\b"):
-        return known("rtx-a6000", EXACT, "RTX A6000 named")
-    m = _has(t, r"\b(?:rtx|gtx)\s*(\d{4})\s*(ti|super)?\b")
-    if m:
-        acc_id = f"rtx-{m.group(1)}" + (f"-{m.group(2)}" if m.group(2) else "")
-        if "laptop" in t or "mobile" in t or "max q" in t:
-            acc_id += "-laptop"
-        if acc_id not in ids:
-            base = f"rtx-{m.group(1)}"
-            return None, ASK, (f"'{name.strip()}' is not in the catalogue"
-                               + (f" (it has {base}, a different card)" if base in ids else "")), \
-                ((base,) if base in ids else ())
-        return acc_id, EXACT, f"{name.strip()} named", ()
-    if _has(t, r"\bjetson\b"):
-        if _has(t, r"\bthor\b"):
-            return known("jetson-agx-thor", EXACT, "Jetson AGX Thor named")
-        if _has(t, r"\bagx orin\b"):
-            return known("jetson-agx-orin-64gb", LIKELY if "64gb" not in t else EXACT, "Jetson AGX Orin named")
-        if _has(t, r"\borin nano\b"):
-            return known("jetson-orin-nano-8gb", LIKELY if "8gb" not in t else EXACT, "Jetson Orin Nano named")
-        if _has(t, r"\bnano\b"):
-            return known("jetson-nano", EXACT, "Jetson Nano named")
-    # ---- AMD
-    m = _has(t, r"\bmi\s?(\d{3})([a-z]?)\b")
-    if m:
-        acc_id = f"mi{m.group(1)}{m.group(2)}"
-        return known(acc_id, EXACT, f"AMD Instinct MI{m.group(1)}{m.group(2).upper()} named")
-    m = _has(t, r"\brx\s*(\d{4})\s*(xtx|xt|gre)?\b")
-    if m:
-        acc_id = f"radeon-rx-{m.group(1)}" + (f"-{m.group(2)}" if m.group(2) else "")
-        if acc_id in ids:
-            return acc_id, EXACT, f"{name.strip()} named", ()
-        return None, ASK, f"'{name.strip()}' is not in the catalogue", ()
-    if _has(t, r"\b8060s\b"):
-        return known("radeon-8060s", EXACT, "Radeon 8060S (Ryzen AI Max+ 395) named")
-    # ---- Apple
-    m = _has(t, r"\bapple m(\d+)\s*(pro|max|ultra)?\b")
-    if m:
-        acc_id = f"apple-m{m.group(1)}" + (f"-{m.group(2)}" if m.group(2) else "")
-        if acc_id in ids:
-            return acc_id, EXACT, f"{name.strip()} named (the catalogue's largest-GPU configuration)", ()
-        return None, ASK, f"'{name.strip()}' is not in the catalogue", ()
-    # ---- others
-    if _has(t, r"\bgaudi\s*3\b|\bhl 325"):
-        return known("gaudi-3", EXACT, "Gaudi 3 named")
-    if _has(t, r"\bgaudi\s*2\b|\bhl 225"):
-        return known("gaudi-2", EXACT, "Gaudi 2 named")
-    m = _has(t, r"\btpu\s*v(\d)\s*(e|p|lite)?\b")
-    if m:
-        suffix = {"lite": "e"}.get(m.group(2) or "", m.group(2) or "")
-        return known(f"tpu-v{m.group(1)}{suffix}", EXACT, "TPU generation named")
-    if _has(t, r"\btrainium\s*2\b|\btrn2\b"):
-        return known("trainium2", EXACT, "Trainium2 named")
-    if _has(t, r"\btrainium\b|\btrn1\b"):
-        return known("trainium", EXACT, "Trainium named")
-    if _has(t, r"\binferentia\s*2\b|\binf2\b"):
-        return known("inferentia2", EXACT, "Inferentia2 named")
-    # ---- an id or a close name
-    slug = re.sub(r"[^a-z0-9.]+", "-", name.lower()).strip("-")
+def _from_aliases(shown: str, read: Name, table: AliasTable) -> tuple[str | None, str, str, tuple[str, ...]]:
+    best: dict[str, tuple[int, Alias]] = {}  # entry -> (score, best alias)
+    refused: dict[str, str] = {}  # entry -> why the words fit but the device does not
+    for alias in table.aliases:
+        why = _fits(alias, read)
+        if why == "words":
+            continue
+        entry = table.entries[alias.entry]
+        if why is not None:
+            refused.setdefault(alias.entry, f"a different product ('{why.split(':', 1)[1]}' after the name)")
+            continue
+        form = _form_conflict(entry, read)
+        if form is not None:
+            refused.setdefault(alias.entry, f"the name says {form.upper()}; {entry.id} is {entry.form.upper()}")
+            continue
+        memory = _memory_conflict(entry, read, alias)
+        if memory is not None and not entry.shared_memory:
+            refused.setdefault(alias.entry, f"the name says {_gb(memory)}; {entry.id} has {_gb(entry.memory_gb)}")
+            continue
+        held = best.get(alias.entry)
+        rank = (alias.score, not alias.likely)
+        if held is None or rank > (held[0], not held[1].likely):
+            best[alias.entry] = (alias.score, alias)
+    if best:
+        top = max(score for score, _alias in best.values())
+        winners = [(e, a) for e, (score, a) in best.items() if score == top]
+        exact = [(e, a) for e, a in winners if not a.likely]
+        if len(winners) > 1 and len(exact) != 1:
+            ids_ = [e for e, _a in winners]
+            words = winners[0][1].text
+            return None, ASK, (f"'{shown}' could be any of {', '.join(ids_)} ('{words}' names each of them): "
+                               "which one?"), tuple(ids_)
+        entry_id, alias = exact[0] if exact else winners[0]
+        entry = table.entries[entry_id]
+        siblings = tuple(s for s in _siblings(entry_id, table) if s != entry_id)
+        notes = []
+        confidence = LIKELY if alias.likely else EXACT
+        if alias.likely:
+            notes.append(f"'{alias.text}' most likely means the {entry.name}; "
+                         + (f"it could also be {', '.join(siblings)}: confirm" if siblings else "confirm"))
+        else:
+            notes.append(f"{alias.text} named ({entry.name})")
+        edition = _edition(alias, read)
+        if edition is not None:
+            confidence = LIKELY
+            notes.append(f"the name also says '{edition}', an edition the catalogue does not tell apart: confirm")
+        memory = _memory_conflict(entry, read, alias)
+        if memory is not None:  # shared memory: another configuration of the same chip
+            confidence = LIKELY
+            notes.append(f"the name says {_gb(memory)}; the catalogue's entry is the {_gb(entry.memory_gb)} "
+                         "configuration")
+        candidates = (entry_id,) + siblings if confidence == LIKELY else ()
+        return entry_id, confidence, "; ".join(notes), candidates
+    family = _from_family(shown, read, table)
+    if family is not None:
+        return family
+    if refused:
+        ids_ = sorted(refused)
+        why = "; ".join(f"{refused[i]}" for i in ids_[:3])
+        return None, ASK, f"'{shown}' is not in the catalogue (it has {', '.join(ids_)}, not this one: {why})", \
+            tuple(ids_)
+    return None, ASK, f"'{shown}' is not a device gpudesk knows", ()
+
+
+def _from_family(shown: str, read: Name, table: AliasTable) -> tuple | None:
+    """A name that gives a family and nothing that tells its variants apart ("NVIDIA H100")."""
+    by_family: dict[str, list[str]] = {}
+    for entry in table.entries.values():
+        family_words = normalise(entry.family).words if entry.family else frozenset()
+        if not family_words or not family_words <= read.words:
+            continue
+        rest = read.words - family_words - set(FORM_WORDS)
+        if any(ch.isdigit() for token in rest for ch in token):
+            continue  # a model number the family does not explain: another device
+        by_family.setdefault(entry.family, []).append(entry.id)
+    if not by_family:
+        return None
+    family, members = max(by_family.items(), key=lambda kv: len(normalise(kv[0]).words))
+    fitting = [i for i in members if _form_conflict(table.entries[i], read) is None
+               and _memory_conflict(table.entries[i], read, None) is None]
+    if not fitting:
+        return None, ASK, (f"'{shown}' is a {family} the catalogue does not have (it has "
+                           f"{', '.join(members)})"), tuple(members)
+    if len(fitting) == 1:
+        entry = table.entries[fitting[0]]
+        return entry.id, LIKELY, (f"the name gives the {family} family only; the catalogue has one {family} that "
+                                  f"fits, the {entry.name}: confirm"), tuple(members)
+    return None, ASK, (f"'{shown}' names the {family} family only: which variant - "
+                       f"{_variant_labels(fitting, table, family)}?"), tuple(fitting)
+
+
+def _from_ids(shown: str, ids: frozenset[str]) -> tuple | None:
+    """A catalogue id written as the name, or one letter off it (an id typed by hand)."""
+    slug = re.sub(r"[^a-z0-9.]+", "-", shown.lower()).strip("-")
     if slug in ids:
         return slug, EXACT, f"'{slug}' is a catalogue id", ()
-    close = difflib.get_close_matches(slug, sorted(ids), n=3, cutoff=0.8)
+    if " " in shown.strip():
+        return None
+    digits = re.sub(r"\D", "", slug)
+    close = [c for c in difflib.get_close_matches(slug, sorted(ids), n=3, cutoff=0.8)
+             if re.sub(r"\D", "", c) == digits]
     if close:
-        return close[0], LIKELY, f"closest catalogue id to '{name.strip()}'", tuple(close)
-    return None, ASK, f"'{name.strip()}' is not a device gpudesk knows", ()
+        return close[0], LIKELY, f"closest catalogue id to '{shown}'", tuple(close)
+    return None
 
 
+# ----------------------------------------------------------------------------------- several devices
 def split_devices(text: str) -> list[str]:
     """The device names of a list such as llama-bench's gpu_info ("A, B") or "CUDA0: A / CUDA1: B"."""
     parts = [p.strip() for p in re.split(r",|;|\s/\s|\n", text or "")]
@@ -280,16 +453,14 @@ def _match_hardware(text: str, count: int | None, ids: frozenset[str]) -> Match:
                      f"mixed devices ({listed}): one accelerator is stored per measurement - which ran this?",
                      tuple(matched))
     acc_id, entries = next(iter(matched.items()))
-    conf = min((e[1] for e in entries), key=lambda c: (EXACT, LIKELY, ASK).index(c))
-    if any(e[1] == LIKELY for e in entries):
-        conf = LIKELY
+    conf = LIKELY if any(e[1] == LIKELY for e in entries) else EXACT
     reason = entries[0][2]
     cands = entries[0][3]
     n = len(entries)
     if unmatched:
         others = "; ".join(sorted({u[0] for u in unmatched}))
         reason += f"; also listed but not counted: {others}"
-        conf = LIKELY if conf == EXACT else conf
+        conf = LIKELY
     if count is not None and count != n and len(names) > 1:
         reason += f"; {count} used according to the file"
     return Match(acc_id, count if count is not None else n, conf, reason, cands)

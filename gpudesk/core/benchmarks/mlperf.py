@@ -5,7 +5,11 @@
   submission's `systems/<system>.json` (accelerator_model_name × accelerators_per_node ×
   number_of_nodes), imported with the results or found beside them.
 - Training: `result_N.txt` console logs with `:::MLLOG` events (time to train = run_stop - run_start,
-  valid when run_stop's status is "success"), with the same system description.
+  valid when run_stop's status is "success"), with the same system description; logs that print it
+  themselves (`:::SYSJSON {...}` lines, NVIDIA's and others' since v3.x) name their own hardware.
+- Inference with MLCommons' endpoints harness: `performance/result_summary.json` (qps, tps, and
+  ttft/tpot/latency distributions in ns).
+- CPU-only systems (`accelerators_per_node` 0, accelerator "N/A") are CPU runs: no accelerator.
 
 The summary and the detail log of one run hold the same results: their measurements hash alike,
 so importing both stores each figure once.
@@ -19,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from gpudesk.core.benchmarks import matching
-from gpudesk.core.benchmarks._common import Item, has_keys, open_or_problem
+from gpudesk.core.benchmarks._common import Item, any_key, has_keys, open_or_problem
 from gpudesk.core.benchmarks.reader import Source, iter_json, iter_lines
 from gpudesk.core.benchmarks.types import (
     Measurement,
@@ -38,6 +42,8 @@ FORMAT_INFERENCE = "mlperf-inference"
 FORMAT_TRAINING = "mlperf-training"
 FORMAT_SYSTEM = "mlperf-system"
 FORMAT_SCALING = "mlperf-scaling"
+FORMAT_RESULT_SUMMARY = "mlperf-result-summary"  # detection only: its measurements are mlperf-inference
+RESULT_FORMATS = (FORMAT_INFERENCE, FORMAT_TRAINING, FORMAT_RESULT_SUMMARY)  # results whose hardware a system file names
 FORMAT = FORMAT_INFERENCE
 
 # MLPerf benchmark names as they appear in result paths, with the model they run.
@@ -62,8 +68,13 @@ BENCHMARKS = {
     "dlrm-v2": {"model": "DLRM v2"}, "dlrm_dcnv2": {"model": "DLRM v2"},
     "stable-diffusion-xl": {"model": "Stable Diffusion XL"}, "stable_diffusion": {"model": "Stable Diffusion v2"},
     "ssd": {"model": "SSD (RetinaNet)"}, "maskrcnn": {"model": "Mask R-CNN"}, "gnn": {"model": "R-GAT"},
+    "deepseek-r1": {"model": "DeepSeek-R1", "params": 671e9, "active_params": 37e9, "moe": True},
+    "rgat": {"model": "R-GAT"}, "whisper": {"model": "Whisper Large v3"},
 }
-_BENCH_RE = re.compile(r"(?<![a-z0-9])(" + "|".join(sorted((re.escape(k) for k in BENCHMARKS), key=len, reverse=True))
+# how some submitters spell a benchmark in their paths
+BENCHMARK_SPELLINGS = {"llama3_1-8b": "llama3.1-8b", "llama3_1-405b": "llama3.1-405b"}
+_BENCH_RE = re.compile(r"(?<![a-z0-9])(" + "|".join(sorted((re.escape(k) for k in [*BENCHMARKS, *BENCHMARK_SPELLINGS]),
+                                                              key=len, reverse=True))
                        + r")(?:-99(?:\.9)?)?(?![a-z0-9])", re.I)
 _LAT_RE = re.compile(r"^(min|max|mean|(\d+(?:\.\d+)?) percentile|(\d+)th percentile)\s+"
                      r"(latency|first token latency|time to output token)\s*\(ns\)$", re.I)
@@ -78,11 +89,19 @@ def looks_like_detail(head: str) -> bool:
 
 
 def looks_like_training(head: str) -> bool:
-    return ":::MLLOG" in head and "mlperf::logging" not in head
+    return (":::MLLOG" in head or ":::SYSJSON" in head) and "mlperf::logging" not in head
 
 
 def looks_like_system(head: str) -> bool:
-    return has_keys(head, "accelerator_model_name", "accelerators_per_node")
+    """A systems/<system>.json (not a training log that prints one on a :::SYSJSON line)."""
+    return (has_keys(head, "accelerator_model_name", "accelerators_per_node") and ":::SYSJSON" not in head
+            and ":::MLLOG" not in head)
+
+
+def looks_like_result_summary(head: str) -> bool:
+    """The endpoints harness's performance/result_summary.json."""
+    return has_keys(head, "n_samples_issued", "n_samples_completed", "duration_ns") and any_key(
+        head, "ttft", "tpot", "latency", "qps", "tps")
 
 
 def looks_like_scaling(head: str) -> bool:
@@ -91,13 +110,16 @@ def looks_like_scaling(head: str) -> bool:
 
 def looks_like(head: str) -> bool:
     return (looks_like_summary(head) or looks_like_detail(head) or looks_like_training(head)
-            or looks_like_system(head) or looks_like_scaling(head))
+            or looks_like_system(head) or looks_like_scaling(head) or looks_like_result_summary(head))
 
 
 def benchmark_from_name(name: str) -> str | None:
     """The MLPerf benchmark a result path names ('.../llama2-70b-99/Offline/...' -> 'llama2-70b')."""
     m = _BENCH_RE.search(name or "")
-    return m.group(1).lower() if m else None
+    if not m:
+        return None
+    found = m.group(1).lower()
+    return BENCHMARK_SPELLINGS.get(found, found)
 
 
 def parse(source, source_name: str | None = None, system: dict | None = None, **_ignored) -> ParseResult:
@@ -117,6 +139,8 @@ def iter_parse(source, source_name: str | None = None, system: dict | None = Non
         yield from _detail(src, system, hint)
     elif looks_like_training(head):
         yield from _training(src, system, hint)
+    elif looks_like_result_summary(head):
+        yield from _result_summary(src, system, hint)
     elif looks_like_system(head):
         yield from _system_file(src)
     elif looks_like_scaling(head):
@@ -145,10 +169,17 @@ def read_system(source, source_name: str | None = None) -> tuple[dict | None, li
     return None, problems
 
 
+NO_ACCELERATOR = ("n/a", "na", "none", "-", "no", "cpu")  # accelerator_model_name of CPU-only systems
+
+
 def system_info(raw: dict, name: str, problems: list[Problem]) -> dict:
     per_node = parse_int(raw.get("accelerators_per_node"))
     nodes = parse_int(raw.get("number_of_nodes")) or 1
-    if per_node is None:
+    model = clean_text(raw.get("accelerator_model_name") or "", 120)
+    cpu_only = per_node == 0 or (per_node is None and model.strip().lower() in NO_ACCELERATOR)
+    if cpu_only:
+        per_node = 0
+    elif per_node is None:
         problems.append(Problem(name, "key accelerators_per_node", f"{raw.get('accelerators_per_node')!r} is not a "
                                 "whole number: the accelerator count is unknown", "warning"))
     info = {
@@ -157,7 +188,9 @@ def system_info(raw: dict, name: str, problems: list[Problem]) -> dict:
         "submitter": clean_text(raw.get("submitter") or "", 60),
         "division": clean_text(raw.get("division") or "", 20),
         "status": clean_text(raw.get("status") or "", 40),
-        "accelerator_model_name": clean_text(raw.get("accelerator_model_name") or "", 120),
+        "accelerator_model_name": "" if cpu_only else model,
+        "cpu_only": cpu_only,
+        "host_processors_per_node": parse_int(raw.get("host_processors_per_node")),
         "accelerators_per_node": per_node,
         "number_of_nodes": nodes,
         "accelerator_count": per_node * nodes if per_node is not None else None,
@@ -175,13 +208,31 @@ def _system_file(src: Source) -> Iterator[Item]:
     if info is None:
         return
     count = info["accelerator_count"]
-    yield Problem(src.name, "", f"an MLPerf system description ({count or '?'} × {info['accelerator_model_name']}, "
-                  f"{info['system_name']}): no measurements in it; it names the hardware of the MLPerf results "
-                  "imported with it or found beside it", "info")
+    what = (f"a CPU-only system, {_cpu_text(info)}" if info.get("cpu_only")
+            else f"{count or '?'} × {info['accelerator_model_name']}")
+    yield Problem(src.name, "", f"an MLPerf system description ({what}, {info['system_name']}): no measurements in "
+                  "it; it names the hardware of the MLPerf results imported with it or found beside it", "info")
     yield {"system": info, "nothing_to_import": True}
 
 
+def _cpu_text(system: dict) -> str:
+    cpu = system.get("host_processor_model_name") or "CPU not named"
+    n = (system.get("host_processors_per_node") or 0) * (system.get("number_of_nodes") or 1)
+    return f"{n} × {cpu}" if n else cpu
+
+
+def _describe_system(system: dict) -> str:
+    if system.get("cpu_only"):
+        what = f"CPU-only, {_cpu_text(system)}"
+    else:
+        what = f"{system.get('accelerator_count') or '?'} × {system.get('accelerator_model_name') or '?'}"
+    return what + (f", {system['system_name']}" if system.get("system_name") else "")
+
+
 def _hardware(system: dict | None, fallback_key: str, count_hint: int | None = None):
+    if system and system.get("cpu_only"):
+        cpu = _cpu_text(system)
+        return matching.cpu_only(cpu), cpu, "cpu:" + cpu
     if system and system.get("accelerator_model_name"):
         match = matching.match_hardware(system["accelerator_model_name"], system.get("accelerator_count"))
         return match, system["accelerator_model_name"], "hw:" + system["accelerator_model_name"]
@@ -228,7 +279,7 @@ def _inference_measurement(metric: str, statistic: str, value: float, unit: str,
                            key: str, workload: dict, conditions: dict, index: int, name: str) -> Measurement:
     m = Measurement(format=FORMAT_INFERENCE, metric=metric, value=value, unit=unit, hardware_text=hardware_text,
                     source_file=name,
-                    accelerator_id=match.accelerator_id, accelerator_count=match.count,
+                    accelerator_id=match.accelerator_id, accelerator_count=match.count, cpu_only=match.cpu_only,
                     match_confidence=match.confidence, match_reason=match.reason, hardware_key=key,
                     statistic=statistic, workload=dict(workload), conditions=dict(conditions), record_index=index)
     # the same figure from the summary and from the detail log of one run hash alike
@@ -417,6 +468,113 @@ def _detail(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
                                      index, name)
 
 
+# ----------------------------------------------------------------------------------- endpoints result_summary.json
+SCENARIOS = ("Offline", "Server", "Interactive", "SingleStream", "MultiStream")
+LOAD_PATTERN_SCENARIO = {"max_throughput": "Offline", "poisson": "Server"}
+SUMMARY_PERCENTILES = ("50", "90", "95", "97", "99", "99.9")  # those LoadGen's summary prints
+
+
+def _scenario_from(hint: str, load_type: str) -> str | None:
+    for scenario in SCENARIOS:
+        if re.search(r"(?<![A-Za-z])" + scenario + r"(?![A-Za-z])", hint or "", re.I):
+            return scenario
+    return LOAD_PATTERN_SCENARIO.get(load_type)
+
+
+def _result_summary(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
+    """MLCommons endpoints' performance/result_summary.json: qps (completed samples per second),
+    tps (output tokens per second) and ttft/tpot/latency distributions in nanoseconds."""
+    name = src.name
+    doc = None
+    for item in iter_json(src, max_record_chars=64 << 20):
+        if isinstance(item, Problem):
+            yield item
+            continue
+        if isinstance(item.value, dict):
+            doc = item.value
+            break
+    if doc is None:
+        yield Problem(name, "", "not an MLPerf result_summary.json: no JSON object in it", "error")
+        return
+    completed = parse_int(doc.get("n_samples_completed"))
+    failed = parse_int(doc.get("n_samples_failed")) or 0
+    state = clean_text(str(doc.get("state") or ""), 40)
+    if doc.get("complete") is False or (state and state != "complete"):
+        yield Problem(name, "key state", f"the run is {state or 'not complete'} (complete: {doc.get('complete')}): "
+                      "its figures are stored but flagged", "warning")
+    if failed:
+        yield Problem(name, "key n_samples_failed", f"{failed} sample(s) failed: the figures count the completed ones "
+                      "only", "warning")
+    run_config = doc.get("run_config") if isinstance(doc.get("run_config"), dict) else {}
+    load = run_config.get("load_pattern") if isinstance(run_config.get("load_pattern"), dict) else {}
+    load_type = clean_text(str(load.get("type") or ""), 40)
+    scenario = _scenario_from(hint, load_type)
+    benchmark = benchmark_from_name(hint)
+    results: list[tuple[str, str, float, str, str]] = []  # metric, statistic, value, unit, key
+    for key, metric, unit in (("qps", "samples_per_s", "samples/s"), ("tps", "output_tokens_per_s", "tokens/s")):
+        value = parse_number(doc.get(key))
+        if value is not None and value >= 0:
+            results.append((metric, "mean", value, unit, key))
+        elif doc.get(key) is not None:
+            yield Problem(name, f"key {key}", f"{doc.get(key)!r} is not a number: skipped", "warning")
+    for block, metric in (("ttft", "ttft_s"), ("tpot", "tpot_s"), ("latency", "latency_s")):
+        stats = doc.get(block)
+        if not isinstance(stats, dict) or not stats:
+            continue
+        picked: list[tuple[str, object]] = [("min", stats.get("min")), ("max", stats.get("max")),
+                                            ("mean", stats.get("avg"))]
+        percentiles = stats.get("percentiles") if isinstance(stats.get("percentiles"), dict) else {}
+        by_value = {}
+        for k, v in percentiles.items():
+            number = parse_number(k)
+            if number is not None:
+                by_value[f"{number:g}"] = v
+        for p in SUMMARY_PERCENTILES:
+            raw = by_value.get(p, stats.get("median") if p == "50" else None)
+            picked.append((f"p{p}", raw))
+        for statistic, raw in picked:
+            value = parse_number(raw)
+            if value is None:
+                continue
+            if value < 0:
+                yield Problem(name, f"key {block}", f"a negative {statistic} ({raw!r}): skipped", "warning")
+                continue
+            results.append((metric, statistic, value * 1e-9, "s", block))
+    if not results:
+        yield Problem(name, "", "an MLPerf result_summary.json without qps, tps or latency figures", "error")
+        return
+    if benchmark is None:
+        yield Problem(name, "", "the file does not name the benchmark (model) and its path does not either: say which "
+                      "model ran to compare it with an estimate", "question")
+    else:
+        yield Problem(name, "", f"benchmark '{benchmark}' taken from the file's name/path", "info")
+    legacy = parse_number(doc.get("legacy_loadgen_window_duration_ns"))
+    duration = parse_number(doc.get("duration_ns"))
+    match, hardware_text, key = _hardware(system, f"sig:{FORMAT_INFERENCE}:endpoints")
+    if not system:
+        yield _ask_system(name)
+    conditions = {"scenario": scenario, "harness": "MLCommons endpoints", "result_summary_version":
+                  clean_text(str(doc.get("version") or ""), 20) or None, "state": state or None,
+                  "samples_completed": completed, "samples_failed": failed,
+                  "duration_s": duration * 1e-9 if duration is not None else None,
+                  "load_pattern": load_type or None, "target_qps": parse_number(load.get("target_qps")),
+                  "target_concurrency": parse_number(load.get("target_concurrency")),
+                  # qps/tps over LoadGen's Server window (first issue to the last-issued completion) or the whole run
+                  "qps_window": "loadgen" if legacy is not None else "run",
+                  **_system_conditions(system)}
+    conditions = {k: v for k, v in conditions.items() if v is not None}
+    workload = _workload(benchmark, scenario)
+    for index, (metric, statistic, value, unit, _key) in enumerate(results):
+        m = Measurement(format=FORMAT_INFERENCE, metric=metric, value=value, unit=unit, hardware_text=hardware_text,
+                        source_file=name, accelerator_id=match.accelerator_id, accelerator_count=match.count,
+                        cpu_only=match.cpu_only, match_confidence=match.confidence, match_reason=match.reason,
+                        hardware_key=key, statistic=statistic, workload=dict(workload), conditions=dict(conditions),
+                        record_index=index)
+        m.content_hash = content_hash("mlperf-result-summary", metric, statistic, repr(float(value)), benchmark,
+                                      scenario, doc.get("duration_ns"), completed)
+        yield finish(m)
+
+
 # ----------------------------------------------------------------------------------- training
 def _training(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
     name = src.name
@@ -430,12 +588,25 @@ def _training(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
     decoder = json.JSONDecoder()
     bad = 0
     first_bad = 0
+    sysjson: tuple[int, dict] | None = None  # (line, the log's own system description)
     for number, line in iter_lines(src):
         if line is None:
             problems.append(Problem(name, f"line {number}", "a line over 1 MiB: skipped", "warning"))
             continue
         if line.startswith("RESULT,"):
             results_lines.append((number, line.split(",")))
+            continue
+        if sysjson is None and ":::SYSJSON" in line:
+            brace = line.find("{", line.find(":::SYSJSON"))
+            try:
+                raw, _end = decoder.raw_decode(line, brace) if brace >= 0 else (None, 0)
+            except (ValueError, RecursionError):
+                raw = None
+            if isinstance(raw, dict):
+                sysjson = (number, raw)
+            else:
+                problems.append(Problem(name, f"line {number}", "a ':::SYSJSON' line without a readable system "
+                                        "description: skipped", "warning"))
             continue
         m = re.search(r"\bn_gpu:\s*(\d+)", line)
         if m:
@@ -497,6 +668,21 @@ def _training(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
     workload = {k: v for k, v in workload.items() if v is not None}
     conditions = {k: facts.get(k) for k in ("submission_org", "submission_division", "submission_status",
                                             "submission_platform", "seed", "eval_accuracy") if facts.get(k) is not None}
+    if sysjson is not None:
+        number, raw = sysjson
+        found: list[Problem] = []
+        embedded = system_info(raw, name, found)
+        yield from found
+        if system is None:
+            system = embedded
+            yield Problem(name, f"line {number}", "hardware taken from the log's own system description (:::SYSJSON "
+                          f"line: {_describe_system(embedded)})", "info")
+        elif (system.get("accelerator_model_name"), system.get("accelerator_count"), bool(system.get("cpu_only"))) != (
+                embedded.get("accelerator_model_name"), embedded.get("accelerator_count"),
+                bool(embedded.get("cpu_only"))):
+            yield Problem(name, f"line {number}", f"the system description {system.get('system_file') or ''} given with "
+                          f"it says {_describe_system(system)}, the log's :::SYSJSON line "
+                          f"{_describe_system(embedded)}: the one given with it is used", "warning")
     conditions.update(_system_conditions(system))
     platform = str(facts.get("submission_platform") or "")
     match, hardware_text, hkey = _hardware(system, f"sig:{FORMAT_TRAINING}:{platform}", n_gpu)
@@ -507,7 +693,7 @@ def _training(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
     def add(metric, value, unit, statistic, extra: dict, index: int):
         m = Measurement(format=FORMAT_TRAINING, metric=metric, value=value, unit=unit, hardware_text=hardware_text,
                         source_file=name,
-                        accelerator_id=match.accelerator_id, accelerator_count=match.count,
+                        accelerator_id=match.accelerator_id, accelerator_count=match.count, cpu_only=match.cpu_only,
                         match_confidence=match.confidence, match_reason=match.reason, hardware_key=hkey,
                         statistic=statistic, workload=dict(workload), conditions={**conditions, **extra},
                         record_index=index)

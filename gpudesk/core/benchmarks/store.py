@@ -411,7 +411,7 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
         return fr
     fmt = detection.format
     fr.detected_by = detection.reason
-    if fmt in ("mlperf-inference", "mlperf-training") and systems:
+    if fmt in mlperf.RESULT_FORMATS and systems:
         # the system description imported with it: the only one, or the one its file name names;
         # otherwise the one found beside it (iter_any looks), else the importer asks
         named = [s for s in systems if s.get("system_name") and s["system_name"] in src.name]
@@ -444,6 +444,20 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
         return fr
     except Exception as exc:  # noqa: BLE001 - a failing file must change nothing and be reported, not crash
         trans.rollback()
+        if _database_fault(exc):
+            raise  # the database, not the file: locked, read-only, full or damaged (the caller says so)
+        if _imported_meanwhile(exc):
+            with catalogue.engine.connect() as again:
+                prev = again.execute(select(BenchImport.id, BenchImport.imported_at, BenchImport.stored)
+                                     .where(BenchImport.file_hash == file_hash)).first()
+            fr.status = ALREADY
+            fr.stored = 0
+            fr.import_id = None
+            if prev is not None:
+                fr.previous_import = {"id": prev[0], "imported_at": prev[1], "stored": prev[2]}
+            fr.add_problem(Problem(src.name, "", "another program imported this file at the same moment: "
+                                   "nothing new stored", "info"))
+            return fr
         fr.status = FAILED
         fr.stored = 0
         fr.add_problem(Problem(src.name, "", f"the import failed and was undone ({type(exc).__name__}: "
@@ -454,6 +468,23 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
         fr.stored = 0
         fr.import_id = None
     return fr
+
+
+def _database_fault(exc: Exception) -> bool:
+    """Whether an import failed for the database's sake (locked, read-only, full, damaged)."""
+    import sqlite3
+
+    orig = getattr(exc, "orig", None)
+    if not isinstance(orig, sqlite3.DatabaseError) or isinstance(orig, sqlite3.IntegrityError):
+        return False
+    text = str(orig).lower()
+    return any(w in text for w in ("locked", "busy", "readonly", "read-only", "disk is full", "disk i/o",
+                                   "unable to open", "malformed", "not a database"))
+
+
+def _imported_meanwhile(exc: Exception) -> bool:
+    """Whether another process stored the same file between the duplicate check and the insert."""
+    return "UNIQUE constraint failed: bench_imports.file_hash" in str(getattr(exc, "orig", ""))
 
 
 def _store_stream(conn: Connection, fr: FileReport, src: Source, file_hash: str, fmt: str | None,
@@ -479,20 +510,23 @@ def _store_stream(conn: Connection, fr: FileReport, src: Source, file_hash: str,
         _insert_batch(conn, fr, import_id, batch, seen, stored_here)
         batch.clear()
 
+    models = {key: a[3] for key, a in answers.items() if a[3]}  # remembered model answers, by hardware key
+    metrics, devices = fr.metrics, fr.hardware
     for item in items:
         if isinstance(item, Measurement):
             fr.read += 1
             source = hardware.apply(item)
-            model = answers.get(item.hardware_key, (None, None, "", {}))[3]
-            if model:
-                item.workload = _merge_model(item.workload, model)
+            if models:
+                model = models.get(item.hardware_key)
+                if model:
+                    item.workload = _merge_model(item.workload, model)
             item.source_file = src.name
-            fr.metrics[item.metric] += 1
+            metrics[item.metric] += 1
             hw = (item.hardware_text, item.accelerator_id, item.accelerator_count, item.match_confidence,
                   item.match_reason, source)
-            if hw not in fr.hardware and len(fr.hardware) >= MAX_HARDWARE_PER_FILE:
+            if hw not in devices and len(devices) >= MAX_HARDWARE_PER_FILE:
                 hw = ("(more devices than listed)", None, None, "ask", "too many different devices to list", "file")
-            fr.hardware[hw] += 1
+            devices[hw] += 1
             batch.append(item)
             if len(batch) >= BATCH:
                 flush()
@@ -559,6 +593,23 @@ def _insert_batch(conn: Connection, fr: FileReport, import_id: int, batch: list[
             fr.duplicates += 1
         else:
             unique[m.content_hash] = m
+    if conn.dialect.name == "sqlite" and seen is None and stored_here is None:
+        # a real import: SQLite skips the figures already stored (unique content hash) and counts the rest
+        dumps, workload_json = _JSON.encode, _WorkloadJSON()
+        cursor = conn.connection.cursor()
+        try:
+            cursor.executemany(_SQLITE_INSERT_NEW, [
+                (import_id, h, m.format, m.metric, m.statistic[:40], float(m.value), m.unit, m.stddev,
+                 m.hardware_text, m.hardware_key, m.accelerator_id, m.accelerator_count, m.match_confidence,
+                 m.match_reason, 1 if m.cpu_only else 0, workload_json(m.workload), dumps(m.conditions), m.source_file,
+                 int(m.record_index or 0))
+                for h, m in unique.items()])
+            added = cursor.rowcount
+        finally:
+            cursor.close()
+        fr.duplicates += len(unique) - added
+        fr.stored += added
+        return
     hashes = list(unique)
     existing: set[str] = set()
     for i in range(0, len(hashes), HASH_CHUNK):
@@ -597,7 +648,31 @@ _COLUMNS = ("import_id", "content_hash", "format", "metric", "statistic", "value
             "workload", "conditions", "source_file", "record_index")
 _SQLITE_INSERT = (f"INSERT INTO bench_measurements ({', '.join(_COLUMNS)}) "
                   f"VALUES ({', '.join('?' for _ in _COLUMNS)})")
+_SQLITE_INSERT_NEW = _SQLITE_INSERT.replace("INSERT INTO", "INSERT OR IGNORE INTO", 1)
 _JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=str)
+
+
+class _WorkloadJSON:
+    """JSON text of workload dicts, each distinct one encoded once: the records of a file share a
+    handful of workloads (model, test, depth), so most rows reuse a text already made."""
+
+    def __init__(self, size: int = 4096):
+        self.texts: dict[tuple, str] = {}
+        self.size = size
+
+    def __call__(self, workload: dict) -> str:
+        try:
+            # the types too: True and 1, 1 and 1.0 are equal keys but different JSON
+            key = (tuple(workload.items()), tuple(map(type, workload.values())))
+            text = self.texts.get(key)
+        except TypeError:  # a list or dict among the values: not hashable, encoded each time
+            return _JSON.encode(workload)
+        if text is None:
+            text = _JSON.encode(workload)
+            if len(self.texts) >= self.size:
+                self.texts.clear()
+            self.texts[key] = text
+        return text
 
 
 # ----------------------------------------------------------------------------------- reading back

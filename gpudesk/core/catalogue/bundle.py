@@ -14,6 +14,9 @@ from pathlib import Path
 from gpudesk.core.catalogue.derived import DERIVED_KINDS, DerivedError, check_entry, evaluate, rounded
 from gpudesk.core.catalogue.fields import KINDS, FieldError, field_map, parse_value
 
+# Keys of a TOML entry read by gpudesk.core.benchmarks.matching from the bundled files (the names
+# tools give a device), checked here but not loaded into the database.
+MATCH_KEYS = {"accelerators": ("aliases", "likely_aliases")}
 TOML_KINDS = {"accelerators": "accelerator", "systems": "system", "models": "model", "sources": "source"}
 # Fields that describe the record itself rather than state a fact from a document.
 UNSOURCED_FIELDS = ("id", "source", "date", "notes", "grid_source", "electricity_source")
@@ -179,7 +182,12 @@ def _record(kind: str, where: str, entry: object, problems: list[str]) -> dict |
     record: dict = {}
     ok = True
     for key in entry:
-        if key not in fields and key != "field_sources":
+        if key in MATCH_KEYS.get(kind, ()):  # hardware names for the benchmark matcher, not stored in the database
+            value = entry[key]
+            if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                problems.append(f"{where}: {key} must be a list of names (non-empty strings)")
+                ok = False
+        elif key not in fields and key != "field_sources":
             problems.append(f"{where}: unknown field '{key}'")
             ok = False
     for name, spec in fields.items():

@@ -10,20 +10,20 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from gpudesk.core.format import si
+from gpudesk.ui import theme
 
-KIND_COLOURS = {
-    "infer_decode": "#2f6fde",
-    "infer_prefill": "#e8743b",
-    "train": "#19a979",
-    None: "#945ecf",
+KIND_COLOURS = {  # gpudesk.ui.theme names
+    "infer_decode": "series0",
+    "infer_prefill": "series1",
+    "train": "series2",
+    None: "series3",
 }
 KIND_LABELS = {"infer_decode": "generation (decode)", "infer_prefill": "prompt processing (prefill)",
                "train": "training", None: "serving and other"}
-IMPLAUSIBLE = "#c62828"
+IMPLAUSIBLE = "problem"  # theme name
 
 
 class LogSIAxis(pg.AxisItem):
@@ -49,35 +49,36 @@ def _log(v: float) -> float:
 class MeasuredVsEstimated(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
-        pg.setConfigOptions(antialias=True, background="w", foreground="#1d2330")
+        pg.setConfigOptions(**theme.pyqtgraph_options())
         self.plot_widget = pg.PlotWidget(axisItems={"bottom": LogSIAxis("bottom"), "left": LogSIAxis("left")})
         self.plot_widget.setObjectName("measuredVsEstimated")
         self.plot = self.plot_widget.getPlotItem()
-        self.plot.setLabel("bottom", "estimated (likely, with its low–high range)")
-        self.plot.setLabel("left", "measured")
+        self.plot.setLabel("bottom", "estimated: likely value, bar = low–high range (each point in its metric's unit)")
+        self.plot.setLabel("left", "measured (same unit as the estimate)")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.setTitle("Measured against estimated (log scales; on the line = estimate exact)", size="10pt")
         self.legend = self.plot.addLegend(offset=(10, 8), labelTextSize="8pt")
-        self.diagonal = pg.InfiniteLine(pos=(0, 0), angle=45, pen=pg.mkPen("#1d2330", width=1))
+        self.diagonal = pg.InfiniteLine(pos=(0, 0), angle=45, pen=pg.mkPen(theme.hex("chart_ink"), width=1))
         self.band_hi = pg.InfiniteLine(pos=(0, math.log10(2)), angle=45,
-                                       pen=pg.mkPen("#8a93a3", width=1, style=Qt.PenStyle.DashLine))
+                                       pen=pg.mkPen(theme.hex("chart_guide"), width=1, style=Qt.PenStyle.DashLine))
         self.band_lo = pg.InfiniteLine(pos=(0, -math.log10(2)), angle=45,
-                                       pen=pg.mkPen("#8a93a3", width=1, style=Qt.PenStyle.DashLine))
+                                       pen=pg.mkPen(theme.hex("chart_guide"), width=1, style=Qt.PenStyle.DashLine))
         for line in (self.diagonal, self.band_hi, self.band_lo):
             self.plot.addItem(line, ignoreBounds=True)
         self.errors = pg.ErrorBarItem(x=np.array([]), y=np.array([]), left=np.array([]), right=np.array([]),
-                                      beam=0.02, pen=pg.mkPen("#9aa3b2", width=1.2))
+                                      beam=0.02, pen=pg.mkPen(theme.hex("chart_whisker"), width=1.2))
         self.plot.addItem(self.errors)
-        self.moves = pg.PlotDataItem(pen=pg.mkPen("#9aa3b2", width=1, style=Qt.PenStyle.DotLine), connect="pairs")
+        self.moves = pg.PlotDataItem(pen=pg.mkPen(theme.hex("chart_whisker"), width=1, style=Qt.PenStyle.DotLine), connect="pairs")
         self.plot.addItem(self.moves)
-        self.before = pg.ScatterPlotItem(size=8, pen=pg.mkPen("#9aa3b2", width=1.2), brush=pg.mkBrush(None))
+        self.before = pg.ScatterPlotItem(size=8, pen=pg.mkPen(theme.hex("chart_whisker"), width=1.2),
+                                      brush=pg.mkBrush(None))
         self.plot.addItem(self.before)
         self.points: dict[object, pg.ScatterPlotItem] = {}
-        self.flagged = pg.ScatterPlotItem(size=11, symbol="x", pen=pg.mkPen(IMPLAUSIBLE, width=2),
-                                          brush=pg.mkBrush(IMPLAUSIBLE), name="implausible (flagged)", hoverable=True,
+        self.flagged = pg.ScatterPlotItem(size=11, symbol="x", pen=pg.mkPen(theme.hex(IMPLAUSIBLE), width=2),
+                                          brush=pg.mkBrush(theme.hex(IMPLAUSIBLE)), name="implausible (flagged)", hoverable=True,
                                           tip=self._tip)
         self.plot.addItem(self.flagged)
-        self.empty = pg.TextItem("", color="#5b6475", anchor=(0.5, 0.5))
+        self.empty = pg.TextItem("", color=theme.hex("chart_muted"), anchor=(0.5, 0.5))
         self.plot.addItem(self.empty, ignoreBounds=True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -122,8 +123,8 @@ class MeasuredVsEstimated(QWidget):
         for key, spots in groups.items():
             item = self.points.get(key)
             if item is None:
-                colour = QColor(KIND_COLOURS.get(key, KIND_COLOURS[None]))
-                item = pg.ScatterPlotItem(size=9, pen=pg.mkPen("w", width=0.8), brush=pg.mkBrush(colour),
+                colour = theme.colour(KIND_COLOURS.get(key, KIND_COLOURS[None]))
+                item = pg.ScatterPlotItem(size=9, pen=pg.mkPen(theme.hex("marker_edge"), width=0.8), brush=pg.mkBrush(colour),
                                           name=KIND_LABELS.get(key, str(key)), hoverable=True, tip=self._tip)
                 self.plot.addItem(item)
                 self.points[key] = item

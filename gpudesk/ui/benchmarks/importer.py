@@ -8,7 +8,7 @@ import os
 import time
 
 from PySide6.QtCore import QThread, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -21,9 +21,11 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-SEVERITY_COLOURS = {"error": "#b3261e", "warning": "#9a6700", "question": "#2f6fde", "info": "#5b6475"}
+from gpudesk.ui import theme
+
+SEVERITY_COLOURS = {"error": "error", "warning": "warning", "question": "accent_ink", "info": "muted"}  # theme names
 SEVERITY_MARKS = {"error": "✖", "warning": "⚠", "question": "?", "info": "·"}
-STATUS_COLOURS = {"imported": "#19794f", "failed": "#b3261e", "cancelled": "#9a6700"}
+STATUS_COLOURS = {"imported": "success", "failed": "error", "cancelled": "warning"}  # theme names
 
 
 def _mb(n: int) -> str:
@@ -165,7 +167,7 @@ class ImportDialog(QDialog):
     def _crashed(self, message: str) -> None:
         self.progress.hide()
         self.cancel_button.hide()
-        self.heading.setText(f"<b style='color:#b3261e'>The import stopped</b>: {message}. Nothing from the file "
+        self.heading.setText(f"<b style='color:{theme.hex('error')}'>The import stopped</b>: {message}. Nothing from the file "
                              "being read was stored.")
 
     def _finish_progress(self) -> None:
@@ -184,7 +186,7 @@ class ImportDialog(QDialog):
         cancelled = [f for f in report.files if f.status == "cancelled"]
         bits = [f"<b>{new:,} new measurement{'s' if new != 1 else ''}</b> in {len(ok_files)} file(s) would be stored"]
         if failed:
-            bits.append(f"<span style='color:#b3261e'>{len(failed)} file(s) cannot be imported</span> (see why below)")
+            bits.append(f"<span style='color:{theme.hex('error')}'>{len(failed)} file(s) cannot be imported</span> (see why below)")
         if cancelled:
             bits.append(f"{len(cancelled)} file(s) not checked (cancelled)")
         self.heading.setText("; ".join(bits) + ".")
@@ -209,9 +211,12 @@ class ImportDialog(QDialog):
         self.tree.clear()
         for f in report.files:
             status = f.status
-            top = QTreeWidgetItem([f.name, f.format or "unknown format", f.summary()])
+            from gpudesk.core.benchmarks.detect import describe
+
+            top = QTreeWidgetItem([f.name, describe(f.format) if f.format else "unknown format", f.summary()])
+            top.setToolTip(1, f.detected_by or "")
             top.setToolTip(2, f.summary())
-            top.setForeground(2, QBrush(QColor(STATUS_COLOURS.get(status, "#1d2330"))))
+            top.setForeground(2, QBrush(theme.colour(STATUS_COLOURS.get(status, "ink"))))
             top.setToolTip(0, f.file)
             font = top.font(0)
             font.setBold(True)
@@ -230,7 +235,7 @@ class ImportDialog(QDialog):
                 top.addChild(child)
             for p in f.problems:
                 child = QTreeWidgetItem([f"{SEVERITY_MARKS.get(p.severity, '·')} {p.severity}", p.place, p.message])
-                colour = QBrush(QColor(SEVERITY_COLOURS.get(p.severity, "#1d2330")))
+                colour = QBrush(theme.colour(SEVERITY_COLOURS.get(p.severity, "ink")))
                 child.setForeground(0, colour)
                 child.setToolTip(2, p.message)
                 top.addChild(child)

@@ -35,13 +35,59 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.core.format import duration, format_number, si
+from gpudesk.ui import theme
 from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowSortProxy, RowTableModel, fit_columns
 
 log = logging.getLogger(__name__)
 
 COMPARE_LIMIT = 5000  # measurements compared with estimates at once (the newest first)
-RESULT_SUFFIXES = (".json", ".jsonl", ".txt", ".log", ".out")
+RESULT_SUFFIXES = (".json", ".jsonl", ".txt", ".log", ".out", ".csv", ".md")
 KIND_WORDS = {"train": "training", "infer_decode": "generation", "infer_prefill": "prompt processing"}
+# what each stored metric is called on screen (its unit is shown with the value, never in the name)
+METRIC_LABELS = {
+    "prefill_tokens_per_s": "Prompt processing speed",
+    "decode_tokens_per_s_per_user": "Generation speed per user",
+    "decode_tokens_per_s_aggregate": "Generation speed, all users",
+    "prompt_and_generation_tokens_per_s": "Prompt + generation speed (blended)",
+    "output_tokens_per_s": "Output token throughput",
+    "output_tokens_per_s_per_user": "Output tokens per user (with wait)",
+    "output_tokens_per_s_per_gpu": "Output token throughput per GPU",
+    "input_tokens_per_s": "Input token throughput",
+    "total_tokens_per_s": "Total token throughput (in + out)",
+    "request_throughput": "Request throughput",
+    "request_goodput": "Request goodput",
+    "samples_per_s": "Inference samples/queries",
+    "train_samples_per_s": "Training throughput",
+    "ttft_s": "TTFT",
+    "tpot_s": "TPOT",
+    "itl_s": "ITL",
+    "e2e_latency_s": "Request latency",
+    "latency_s": "Query latency",
+    "batch_latency_s": "Batch latency",
+    "time_to_train_s": "Time to train",
+    "busbw_gbs": "Bus bandwidth",
+    "algbw_gbs": "Algorithm bandwidth",
+    "avg_busbw_gbs": "Average bus bandwidth",
+    "collective_time_s": "Collective time",
+}
+STATISTIC_WORDS = {"mean": "mean", "median": "median", "p50": "median", "avg": "mean"}
+ERROR_HEADER = "Estimate vs measured\n(+ = estimate higher)"
+ERROR_TIP = ("(estimated − measured) ÷ measured, from the estimate's likely value: +20% means the estimate is 20% "
+             "higher than the measurement, −20% that it is 20% lower")
+
+
+def metric_label(metric: str, statistic: str = "") -> str:
+    """'ttft_s', 'median' -> 'TTFT (median)'; an unknown metric keeps its stored name."""
+    name = METRIC_LABELS.get(metric, metric.replace("_", " "))
+    stat = STATISTIC_WORDS.get(statistic, statistic) if statistic else ""
+    return f"{name} ({stat})" if stat else name
+
+
+def tool_words(fmt: str | None) -> str:
+    """What a file was taken for, in words ('llama.cpp llama-bench Markdown table')."""
+    from gpudesk.core.benchmarks.detect import describe
+
+    return describe(fmt) if fmt else "unknown"
 
 
 def _value(v: float | None, unit: str) -> str:
@@ -303,7 +349,8 @@ class BenchmarksView(QWidget):
         title = QLabel("Benchmarks")
         title.setObjectName("pageTitle")
         self.subtitle = QLabel("Import the results your tools already write (llama-bench, vLLM, SGLang, TensorRT-LLM, "
-                               "MLPerf, nccl-tests, gpudesk's schema): open them or drop them here.")
+                               "GuideLLM, GenAI-Perf/AIPerf, Ollama, MLPerf, nccl-tests, Lambda's tables, gpudesk's "
+                               "schema): open them or drop them here.")
         self.subtitle.setObjectName("pageSubtitle")
         self.subtitle.setWordWrap(True)
         self.import_button = QPushButton("Import files…")
@@ -361,16 +408,18 @@ class BenchmarksView(QWidget):
         filters.addWidget(self.filter_file)
         filters.addWidget(self.only_flagged)
 
-        self.model = RowTableModel([
-            Column("metric", "Metric"),
+        self.model = _TipTableModel([
+            Column("metric", "Metric", text=lambda r: r["metric_text"], tooltip=lambda r: r["metric_tip"]),
             Column("measured", "Measured", numeric=True, text=lambda r: r["measured_text"]),
             Column("estimated", "Estimated (low–high)", numeric=True, text=lambda r: r["estimated_text"]),
-            Column("error", "Error", numeric=True, fmt=_pct),
+            Column("error", ERROR_HEADER, numeric=True, fmt=_pct, tooltip=lambda r: ERROR_TIP),
             Column("hardware", "Hardware"),
             Column("model_name", "Model"),
+            Column("tool", "Taken for", tooltip=lambda r: r["tool_tip"]),
             Column("source_file", "File"),
             Column("flag", "Flag"),
-        ])
+        ], {"error": ERROR_TIP, "tool": "The tool gpudesk took the file for, judged from its content",
+            "metric": "What was measured, and which statistic of it (mean, median, p99 ...)"})
         self.model.row_style = self._row_style
         self.proxy = _MeasurementFilter(self)
         self.proxy.setSourceModel(self.model)
@@ -391,9 +440,10 @@ class BenchmarksView(QWidget):
         split.setStretchFactor(1, 1)
         split.setSizes([1000, 330])
         self.empty = QLabel("No measurements yet. <b>Import files…</b> or drop result files on this window: "
-                            "llama-bench JSON/JSONL, vLLM and SGLang benchmark results, trtllm-bench reports, "
-                            "MLPerf logs, nccl-tests output, or gpudesk's own schema "
-                            "(resources/schema/benchmark.schema.json).")
+                            "llama-bench JSON/JSONL/CSV or its Markdown table, vLLM and SGLang benchmark results, "
+                            "trtllm-bench reports and console summaries, GuideLLM and GenAI-Perf/AIPerf JSON, Ollama "
+                            "--verbose output, MLPerf logs, nccl-tests output, Lambda's benchmark tables, or gpudesk's "
+                            "own schema (resources/schema/benchmark.schema.json).")
         self.empty.setWordWrap(True)
         self.empty.setObjectName("hint")
         page = QWidget()
@@ -437,9 +487,9 @@ class BenchmarksView(QWidget):
         side_layout.addWidget(QLabel("<b>Error of the default estimates</b>, by accelerator and metric"))
         self.summary = RowTableModel([
             Column("accelerator", "Accelerator"),
-            Column("metric", "Metric"),
+            Column("metric", "Metric", text=lambda r: metric_label(r["metric"])),
             Column("measurements", "n", numeric=True),
-            Column("median_error", "Median error", numeric=True, fmt=_pct),
+            Column("median_error", "Median estimate vs measured", numeric=True, fmt=_pct),
             Column("spread", "10–90%", numeric=True, text=lambda r: f"{_pct(r['p10_error'])} to {_pct(r['p90_error'])}"),
             Column("inside_share", "In range", numeric=True, fmt=lambda v: f"{v:.0%}"),
         ])
@@ -471,7 +521,7 @@ class BenchmarksView(QWidget):
         self.imports_model = RowTableModel([
             Column("imported_at", "Imported", fmt=lambda v: (v or "")[:16].replace("T", " ")),
             Column("source_file", "File"),
-            Column("format", "Format"),
+            Column("tool", "Taken for"),
             Column("read", "Read", numeric=True),
             Column("stored", "Stored", numeric=True),
             Column("duplicates", "Duplicates", numeric=True),
@@ -600,11 +650,14 @@ class BenchmarksView(QWidget):
                 flag = "not compared: " + v.reason
             elif v is not None and not v.inside:
                 flag = "outside the estimate's range"
+            fmt = getattr(self, "_import_formats", {}).get(m.import_id) or m.format
             rows.append({
                 "id": m.id, "m": m, "v": v,
                 "source_file": m.source_file, "format": m.format, "hardware": hardware,
+                "tool": tool_words(fmt), "tool_tip": f"{tool_words(fmt)} ({fmt})",
                 "model_name": str(wl.get("model") or wl.get("model_type") or ""),
-                "metric": m.metric + (f" ({m.statistic})" if m.statistic not in ("mean", "median") else ""),
+                "metric": m.metric, "metric_text": metric_label(m.metric, m.statistic),
+                "metric_tip": f"{m.metric}, {m.statistic}" + (f" ± {_value(m.stddev, m.unit)}" if m.stddev else ""),
                 "measured": m.value, "measured_text": _value(m.value, m.unit),
                 "estimated": est.likely if est else None,
                 "estimated_text": (f"{_value(est.likely, m.unit)} ({_value(est.low, m.unit)} – {_value(est.high, m.unit)})"
@@ -612,7 +665,8 @@ class BenchmarksView(QWidget):
                 "error": v.error if (v is not None and v.comparable) else None,
                 "flag": flag, "flagged": bool(v is not None and v.implausible),
                 "accelerator_id": m.accelerator_id or "", "search": " ".join(
-                    str(x) for x in (m.source_file, hardware, m.metric, m.format, wl.get("model"), wl.get("model_type"))),
+                    str(x) for x in (m.source_file, hardware, m.metric, metric_label(m.metric, m.statistic), m.format,
+                                     tool_words(fmt), wl.get("model"), wl.get("model_type"))),
             })
         # flagged first, then what compares with an estimate, then the rest (the header sorts otherwise)
         rows.sort(key=lambda r: (not r["flagged"], r["error"] is None, r["source_file"], r["metric"]))
@@ -627,9 +681,9 @@ class BenchmarksView(QWidget):
 
     def _row_style(self, row: dict) -> dict:
         if row.get("flagged"):
-            return {"color": "#b3261e", "tooltip": row["flag"]}
+            return {"color": theme.hex("error"), "tooltip": row["flag"]}
         if row.get("flag", "").startswith("not compared"):
-            return {"color": "#6b7280", "tooltip": row["flag"]}
+            return {"color": theme.hex("dimmed"), "tooltip": row["flag"]}
         return {}
 
     def _fill_filters(self, rows: list[dict]) -> None:
@@ -646,7 +700,8 @@ class BenchmarksView(QWidget):
 
         hardware = sorted({(r["hardware"], r["hardware"]) for r in rows})
         fill(self.filter_hardware, "All hardware", hardware)
-        fill(self.filter_metric, "All metrics", sorted({(r["m"].metric, r["m"].metric) for r in rows}))
+        fill(self.filter_metric, "All metrics", sorted({(r["m"].metric, metric_label(r["m"].metric)) for r in rows},
+                                                       key=lambda vt: vt[1]))
         fill(self.filter_file, "All files", sorted({(r["source_file"], r["source_file"]) for r in rows}))
 
     def _apply_filters(self, *_args) -> None:
@@ -674,7 +729,7 @@ class BenchmarksView(QWidget):
             est = after.get(m.id, v.estimated) if calibrated else v.estimated
             if calibrated and m.id in after:
                 before[m.id] = v.estimated.likely
-            label = (f"{m.source_file}\n{m.metric}: measured {_value(m.value, m.unit)}, estimated "
+            label = (f"{m.source_file}\n{metric_label(m.metric, m.statistic)}: measured {_value(m.value, m.unit)}, estimated "
                      f"{_value(est.likely, m.unit)} ({_value(est.low, m.unit)} – {_value(est.high, m.unit)})")
             if v.implausible:
                 label += "\nflagged: " + "; ".join(v.implausible)
@@ -709,7 +764,7 @@ class BenchmarksView(QWidget):
                              f"({s['measurements']})")
         on = self.use_calibration.isChecked()
         lines.append("Estimates elsewhere use these factors." if on else
-                     "<span style='color:#9a6700'>Calibration is off: estimates elsewhere use the default model.</span>")
+                     f"<span style='color:{theme.hex('warning')}'>Calibration is off: estimates elsewhere use the default model.</span>")
         self.calibration_text.setText("<br>".join(lines))
 
     def _fill_summary(self, rows: list[dict]) -> None:
@@ -743,6 +798,8 @@ class BenchmarksView(QWidget):
             if v.comparable:
                 continue
             m = v.measurement
+            if m.workload.get("language_model") is False:
+                continue  # named non-language models (image, speech ...): gpudesk estimates none of them
             if "parameter count is not known" in v.reason:
                 # remembered for the next files of this model's signature (or of this import)
                 key = m.hardware_key if m.hardware_key else f"import:{m.import_id}"
@@ -760,8 +817,10 @@ class BenchmarksView(QWidget):
         self.tabs.setTabText(2, f"Questions ({n})" if n else "Questions")
 
     def _fill_imports(self, rows: list[dict]) -> None:
+        self._import_formats = {r.get("id"): r.get("format") for r in rows}
         for r in rows:
             r["problem_count"] = len(r.get("problems") or [])
+            r["tool"] = tool_words(r.get("format"))
         self.imports_model.set_rows(rows)
         fit_columns(self.imports_table, self.imports_model, maximum=520)
         self._import_selected()
@@ -774,20 +833,21 @@ class BenchmarksView(QWidget):
         imp = self._selected_import()
         self.delete_import_button.setEnabled(imp is not None)
         if imp is None:
-            self.import_detail.setHtml("<p style='color:#5b6475'>Select an imported file to see its problems.</p>")
+            self.import_detail.setHtml(f"<p style='color:{theme.hex('muted')}'>Select an imported file to see its problems.</p>")
             return
         problems = "".join(
-            f"<li><span style='color:{_SEVERITY.get(p.get('severity'), '#1d2330')}'>{escape(p.get('severity', ''))}</span>"
+            f"<li><span style='color:{theme.hex(_SEVERITY.get(p.get('severity'), 'ink'))}'>{escape(p.get('severity', ''))}</span>"
             f" {escape(p.get('place') or '')}: {escape(p.get('message') or '')}</li>" for p in imp.get("problems") or [])
         self.import_detail.setHtml(
-            f"<b>{escape(imp['source_file'])}</b> ({escape(imp['format'])}), imported "
+            f"<b>{escape(imp['source_file'])}</b> (taken for {escape(tool_words(imp['format']))}), imported "
             f"{escape((imp['imported_at'] or '')[:16].replace('T', ' '))}: read {imp['read']:,}, stored {imp['stored']:,}, "
             f"{imp['duplicates']:,} already stored." + (f"<ul>{problems}</ul>" if problems else "<p>No problems.</p>"))
 
     # ------------------------------------------------------------------ actions
     def choose_files(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Import benchmark results", str(Path.home()),
-                                                "Benchmark results (*.json *.jsonl *.txt *.log *.out);;All files (*)")
+                                                "Benchmark results (*.json *.jsonl *.txt *.log *.out *.csv *.md);;"
+                                                "All files (*)")
         if paths:
             self.import_files(paths)
 
@@ -876,7 +936,21 @@ class BenchmarksView(QWidget):
         return n
 
 
-_SEVERITY = {"error": "#b3261e", "warning": "#9a6700", "question": "#2f6fde", "info": "#5b6475"}
+_SEVERITY = {"error": "error", "warning": "warning", "question": "accent_ink", "info": "muted"}  # theme names
+
+
+class _TipTableModel(RowTableModel):
+    """A row table whose column headers carry a tooltip (what a column means, the sign of a %)."""
+
+    def __init__(self, columns: list[Column], header_tips: dict[str, str], parent=None):
+        super().__init__(columns, parent)
+        self._header_tips = header_tips
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802
+        if (role == Qt.ItemDataRole.ToolTipRole and orientation == Qt.Orientation.Horizontal
+                and 0 <= section < len(self.columns())):
+            return self._header_tips.get(self.columns()[section].key)
+        return super().headerData(section, orientation, role)
 
 
 class _MeasurementFilter(RowSortProxy):
@@ -916,21 +990,21 @@ def _detail_html(row: dict, catalogue) -> str:
         return format_number(val, key)
 
     def table(d: dict) -> str:
-        return "".join(f"<tr><td style='color:#5b6475;padding-right:8px'>{escape(str(k))}</td>"
+        return "".join(f"<tr><td style='color:{theme.hex('muted')};padding-right:8px'>{escape(str(k))}</td>"
                        f"<td>{escape(shown(str(k), val))}</td></tr>" for k, val in d.items())
 
-    parts = [f"<h3 style='margin-bottom:2px'>{escape(m.metric)}: {escape(row['measured_text'])}</h3>",
-             f"<p style='color:#5b6475;margin-top:0'>{escape(m.source_file)} · {escape(m.format)} · "
+    parts = [f"<h3 style='margin-bottom:2px'>{escape(row['metric_text'])}: {escape(row['measured_text'])}</h3>",
+             f"<p style='color:{theme.hex('muted')};margin-top:0'>{escape(m.source_file)} · taken for {escape(row['tool'])} · "
              f"{escape(m.statistic)}" + (f" ± {escape(_value(m.stddev, m.unit))}" if m.stddev else "") + "</p>"]
     if v is not None and v.implausible:
-        parts.append("<p style='color:#b3261e'><b>Flagged.</b> " + escape("; ".join(v.implausible)) + "</p>")
+        parts.append(f"<p style='color:{theme.hex('error')}'><b>Flagged.</b> " + escape("; ".join(v.implausible)) + "</p>")
     if v is not None and v.comparable:
-        parts.append(f"<p><b>Estimated</b> {escape(row['estimated_text'])}; error {escape(_pct(v.error))}"
+        parts.append(f"<p><b>Estimated</b> {escape(row['estimated_text'])}; estimate vs measured {escape(_pct(v.error))}"
                      + (" (inside the range)" if v.inside else " (outside the range)") + f". {escape(v.reason)}</p>")
     elif v is not None:
-        parts.append(f"<p style='color:#5b6475'><b>Not compared</b>: {escape(v.reason)}.</p>")
+        parts.append(f"<p style='color:{theme.hex('muted')}'><b>Not compared</b>: {escape(v.reason)}.</p>")
     parts.append(f"<p><b>Hardware</b> {escape(row['hardware'])}" +
-                 (f"<br><span style='color:#5b6475'>{escape(m.match_reason)}</span>" if m.match_reason else "") + "</p>")
+                 (f"<br><span style='color:{theme.hex('muted')}'>{escape(m.match_reason)}</span>" if m.match_reason else "") + "</p>")
     if wl:
         parts.append(f"<p><b>Workload</b></p><table>{table(wl)}</table>")
     if cond:
