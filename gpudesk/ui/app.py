@@ -7,17 +7,16 @@ import os
 import sys
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer
-from PySide6.QtGui import QColor, QIcon, QPalette
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from gpudesk import APP_DISPLAY_NAME, APP_NAME, ORG_DOMAIN, ORG_NAME, __version__
 from gpudesk.core import paths
 from gpudesk.core.logs import setup_logging
+from gpudesk.ui import theme
 from gpudesk.ui.state import settings_store
 
 log = logging.getLogger(__name__)
-
-ACCENT = "#2f6fde"
 
 
 def app_icon() -> QIcon:
@@ -43,6 +42,7 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     app = QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationDisplayName(APP_DISPLAY_NAME)
     apply_style(app)
+    _follow_system_scheme(app)
     app.setWindowIcon(app_icon())
     from gpudesk.ui.widgets.clipboard import release_clipboard
 
@@ -50,59 +50,25 @@ def make_application(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def apply_style(app: QApplication) -> None:
-    """Fusion with a calm light palette: the same look on every platform and in screenshots."""
+def apply_style(app: QApplication, mode: str | None = None) -> None:
+    """Fusion with gpudesk's calm palette, light or dark (see gpudesk.ui.theme): the same look on
+    every platform and in screenshots. `mode` is "light", "dark" or "system" (GPUDESK_THEME, by
+    default "system": dark when the desktop asks for dark, light otherwise)."""
     app.setStyle("Fusion")
-    pal = QPalette()
-    pal.setColor(QPalette.ColorRole.Window, QColor("#f4f5f7"))
-    pal.setColor(QPalette.ColorRole.WindowText, QColor("#1d2330"))
-    pal.setColor(QPalette.ColorRole.Base, QColor("#ffffff"))
-    pal.setColor(QPalette.ColorRole.AlternateBase, QColor("#f6f8fb"))
-    pal.setColor(QPalette.ColorRole.Text, QColor("#1d2330"))
-    pal.setColor(QPalette.ColorRole.Button, QColor("#fbfbfc"))
-    pal.setColor(QPalette.ColorRole.ButtonText, QColor("#1d2330"))
-    pal.setColor(QPalette.ColorRole.Highlight, QColor(ACCENT))
-    pal.setColor(QPalette.ColorRole.HighlightedText, QColor("#ffffff"))
-    pal.setColor(QPalette.ColorRole.ToolTipBase, QColor("#ffffff"))
-    pal.setColor(QPalette.ColorRole.ToolTipText, QColor("#1d2330"))
-    pal.setColor(QPalette.ColorRole.Link, QColor(ACCENT))
-    pal.setColor(QPalette.ColorRole.PlaceholderText, QColor("#8a93a3"))
-    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text, QColor("#a0a6b0"))
-    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.ButtonText, QColor("#a0a6b0"))
-    pal.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.WindowText, QColor("#a0a6b0"))
-    app.setPalette(pal)
+    app.setPalette(theme.make_palette(theme.chosen_variant(app, mode)))
     font = app.font()
-    if font.pointSizeF() < 9.5:
-        font.setPointSizeF(9.5)
+    if font.pointSizeF() < theme.SIZES["base_min"]:
+        font.setPointSizeF(theme.SIZES["base_min"])
         app.setFont(font)
-    app.setStyleSheet(STYLESHEET)
+    app.setStyleSheet(theme.css())
 
 
-STYLESHEET = f"""
-QListWidget#navigation {{
-    background: #1f2633; color: #d7dce6; border: none; outline: none; padding-top: 8px;
-    font-size: 10.5pt;
-}}
-QListWidget#navigation::item {{ padding: 10px 14px; border-left: 3px solid transparent; }}
-QListWidget#navigation::item:hover {{ background: #2a3344; }}
-QListWidget#navigation::item:selected {{
-    background: #2d3a52; color: #ffffff; border-left: 3px solid {ACCENT};
-}}
-QLabel#navTitle {{ background: #1f2633; color: #ffffff; font-size: 13pt; font-weight: 600; padding: 14px 16px 6px 16px; }}
-QLabel#navSubtitle {{ background: #1f2633; color: #8a93a3; padding: 0 16px 10px 16px; font-size: 8.5pt; }}
-QLabel#pageTitle {{ font-size: 14pt; font-weight: 600; color: #1d2330; }}
-QLabel#pageSubtitle {{ color: #5b6475; }}
-QLabel#errorLabel {{ color: #b3261e; }}
-QLabel#hint {{ color: #5b6475; }}
-QTableView {{ gridline-color: #e3e6eb; selection-background-color: {ACCENT}; }}
-QHeaderView::section {{
-    background: #eef1f5; border: none; border-right: 1px solid #dde1e7; border-bottom: 1px solid #d3d8df;
-    padding: 5px 6px; font-weight: 600; color: #2b3342;
-}}
-QTabBar::tab {{ padding: 6px 14px; }}
-QTextBrowser {{ border: 1px solid #dde1e7; background: #ffffff; }}
-QStatusBar {{ color: #5b6475; }}
-"""
+def _follow_system_scheme(app: QApplication) -> None:
+    """With GPUDESK_THEME=system, switch palette and style sheet when the desktop switches between
+    light and dark (views pick the new colours up the next time they draw their content)."""
+    hints = app.styleHints()
+    if theme.preferred_mode() == "system" and hasattr(hints, "colorSchemeChanged"):
+        hints.colorSchemeChanged.connect(lambda _scheme: apply_style(app))
 
 
 def run_app(quit_after_startup: bool = False, database_url: str | None = None) -> int:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from gpudesk.core.compare import slowest_link_share
 from gpudesk.core.format import co2, duration, energy, flops, power, si, usd
 from gpudesk.core.summary import plan_text, step_text
+from gpudesk.ui import theme
 
 MIME = "application/x-gpudesk-item"
 
@@ -223,7 +224,7 @@ class PropertiesPanel(QStackedWidget):
     def show_node(self, node, caption: str) -> None:
         self._loading = True
         self.node_id, self.link_id = node.id, None
-        self.node_title.setText(f"<b>{node.label}</b><br><span style='color:#5b6475'>{caption}</span>")
+        self.node_title.setText(f"<b>{node.label}</b><br><span style='color:{theme.hex('muted')}'>{caption}</span>")
         self.label.setText(node.label)
         self.count.setValue(node.count)
         accelerator = node.kind == "accelerator"
@@ -245,7 +246,7 @@ class PropertiesPanel(QStackedWidget):
     def show_link(self, link, title: str) -> None:
         self._loading = True
         self.node_id, self.link_id = None, link.id
-        self.link_title.setText(f"<b>Link</b><br><span style='color:#5b6475'>{title}</span>")
+        self.link_title.setText(f"<b>Link</b><br><span style='color:{theme.hex('muted')}'>{title}</span>")
         self._select(self.link_kind, link.kind)
         self.link_count.setValue(link.count)
         self.setCurrentIndex(2)
@@ -321,7 +322,7 @@ class EstimatesPanel(QFrame):
         self.unlinked = QLabel("")
         self.unlinked.setObjectName("unlinkedMachines")
         self.unlinked.setWordWrap(True)
-        self.unlinked.setStyleSheet("color:#8a5a00")
+        self.unlinked.setStyleSheet(f"color:{theme.hex('caution')}")
         self.count_unlinked = QCheckBox("Count them, networked by their own NICs")
         self.count_unlinked.setObjectName("countUnlinked")
         self.count_unlinked.setToolTip("Machines with no drawn link normally cannot take part in the same job; tick to "
@@ -413,7 +414,7 @@ class EstimatesPanel(QFrame):
         v["devices"].setText(f"{est.devices:,}  ·  {flops(est.peak_pflops)} dense {est.precision_used.upper()}")
         m = est.memory
         fit = (f"fits: {m.per_device_gb:,.1f} of {m.capacity_gb:,.1f} GB per device" if m.fits else
-               f"<span style='color:#c62828'><b>does not fit</b>: each device needs {m.per_device_gb:,.1f} GB and "
+               f"<span style='color:{theme.hex('problem')}'><b>does not fit</b>: each device needs {m.per_device_gb:,.1f} GB and "
                f"has {m.capacity_gb:,.1f}"
                + (f"; at least {m.min_devices:,} devices would hold it" if m.min_devices and m.min_devices > est.devices
                   else "") + "</span>")
@@ -421,7 +422,7 @@ class EstimatesPanel(QFrame):
         if est.feasible and est.plan:
             text = plan_text(est).replace("\n", "<br>")
             if not infer:
-                text += "<br><span style='color:#5b6475'>" + step_text(est).replace("\n", " · ") + "</span>"
+                text += f"<br><span style='color:{theme.hex('muted')}'>" + step_text(est).replace("\n", " · ") + "</span>"
             v["plan"].setText(text)
         else:
             v["plan"].setText("—")
@@ -429,7 +430,7 @@ class EstimatesPanel(QFrame):
             reason = str(est.reasons[0]) if est.reasons else "not feasible"
             for key in ("speed", "time", "link", "power", "energy", "year", "running", "rent", "break_even"):
                 v[key].setText("—")
-            v["speed"].setText(f"<span style='color:#c62828'>{reason}</span>")
+            v["speed"].setText(f"<span style='color:{theme.hex('problem')}'>{reason}</span>")
         else:
             if infer:
                 v["speed"].setText(f"{est.decode_tokens_per_s_per_user.likely:,.1f} tokens/s per user, "
@@ -475,19 +476,21 @@ class EstimatesPanel(QFrame):
 
             from gpudesk.ui.widgets.plots import SIAxis
 
-            pg.setConfigOptions(antialias=True, background="w", foreground="#1d2330")
+            pg.setConfigOptions(**theme.pyqtgraph_options())
             self.chart = pg.PlotWidget(axisItems={"left": SIAxis("left")})
             self.chart.setObjectName("canvasCostChart")
             self.chart.setFixedHeight(190)
             self.chart.setTitle("Cumulative cost: buying against renting", size="9pt")
             self.chart.setLabel("bottom", "months")
             self.chart.showGrid(x=True, y=True, alpha=0.25)
-            self.own_curve = self.chart.plot([], [], pen=pg.mkPen("#2f6fde", width=2), name="buy")
-            self.rent_curve = self.chart.plot([], [], pen=pg.mkPen("#e8743b", width=2, style=Qt.PenStyle.DashLine), name="rent")
-            self.cross = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("w"), pen=pg.mkPen("#1d2330", width=1.5))
+            self.own_curve = self.chart.plot([], [], pen=pg.mkPen(theme.series(0), width=2), name="buy")
+            self.rent_curve = self.chart.plot([], [], pen=pg.mkPen(theme.series(1), width=2,
+                                                                         style=Qt.PenStyle.DashLine), name="rent")
+            self.cross = pg.ScatterPlotItem(size=9, brush=pg.mkBrush(theme.hex("chart_fill")),
+                                            pen=pg.mkPen(theme.hex("chart_ink"), width=1.5))
             self.chart.addItem(self.cross)
             self.chart.addLegend(offset=(8, 5), labelTextSize="8pt")
-            self.chart_empty = pg.TextItem("", color="#3b4352", anchor=(0.5, 0.5))
+            self.chart_empty = pg.TextItem("", color=theme.hex("chart_text"), anchor=(0.5, 0.5))
             self.chart_empty.setTextWidth(240)
             self.chart.addItem(self.chart_empty, ignoreBounds=True)
             self.chart_holder.addWidget(self.chart)
@@ -540,14 +543,14 @@ def power_text(est, context: dict) -> str:
     text = f"{power(p.likely)}  ({power(p.low)} – {power(p.high)})"
     rated = context.get("rated") or []
     if pue != 1.0:
-        text += f"<br><span style='color:#5b6475'>with PUE {pue:g}: IT load {power(p.likely / pue)} ({power(p.low / pue)} – " \
+        text += f"<br><span style='color:{theme.hex('muted')}'>with PUE {pue:g}: IT load {power(p.likely / pue)} ({power(p.low / pue)} – " \
                 f"{power(p.high / pue)})"
         if rated:
             text += "; " + ", ".join(f"{label} rated {power(watts)} at most" + (f" each ({count:,})" if count > 1 else "")
                                      for label, count, watts in rated)
         text += "</span>"
     elif rated:
-        text += "<br><span style='color:#5b6475'>" + ", ".join(
+        text += f"<br><span style='color:{theme.hex('muted')}'>" + ", ".join(
             f"{label}: at most its rated {power(watts)}" + (f" each ({count:,})" if count > 1 else "")
             for label, count, watts in rated) + "</span>"
     return text

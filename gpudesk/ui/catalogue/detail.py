@@ -6,6 +6,7 @@ from html import escape
 
 from gpudesk.core.catalogue.blanks import NOT_APPLICABLE, NOT_PUBLISHED, why_blank
 from gpudesk.core.catalogue.fields import KIND_NOUNS, KINDS, PRICE_KIND_WORDS
+from gpudesk.ui import theme
 from gpudesk.ui.models.table import format_value
 
 # The figures a buyer looks for: the detail says why each is blank, when it is.
@@ -20,34 +21,38 @@ ORIGIN_TEXT = {
     "user_edited": "Edited by you (kept when the catalogue updates)",
 }
 
-CSS = """
+
+def _css() -> str:
+    """The detail pane's style, in the current theme's colours."""
+    c = theme.colours()
+    return f"""
 <style>
- body { font-family: sans-serif; }
- h2 { margin: 0 0 2px 0; font-size: 15pt; }
- .sub { color: #5b6475; margin-bottom: 8px; }
- .badge { background: #fff4d6; color: #7a5200; padding: 2px 6px; }
- table.f { border-collapse: collapse; width: 100%; }
- table.f td { padding: 3px 6px 3px 0; vertical-align: top; border-bottom: 1px solid #eef0f3; }
- td.l { color: #5b6475; white-space: nowrap; }
- td.v { font-weight: 600; }
- td.s { color: #5b6475; font-size: 8.5pt; white-space: nowrap; }
- .derived { color: #5b6475; font-weight: normal; font-size: 8.5pt; white-space: normal; }
- .notes { color: #3b4352; margin-top: 10px; }
- .blank { color: #8a93a3; font-weight: normal; }
- .pnote { color: #5b6475; font-weight: normal; font-size: 8.5pt; }
- h3 { font-size: 10.5pt; margin: 14px 0 4px 0; }
- ol { margin-top: 2px; padding-left: 18px; }
- li { margin-bottom: 3px; }
+ body {{ font-family: sans-serif; }}
+ h2 {{ margin: 0 0 2px 0; font-size: 15pt; }}
+ .sub {{ color: {c['muted']}; margin-bottom: 8px; }}
+ .badge {{ background: {c['badge_fill']}; color: {c['badge_ink']}; padding: 2px 6px; }}
+ table.f {{ border-collapse: collapse; width: 100%; }}
+ table.f td {{ padding: 3px 6px 3px 0; vertical-align: top; border-bottom: 1px solid {c['rule_soft']}; }}
+ td.l {{ color: {c['muted']}; white-space: nowrap; }}
+ td.v {{ font-weight: 600; }}
+ td.s {{ color: {c['muted']}; font-size: 8.5pt; white-space: nowrap; }}
+ .derived {{ color: {c['muted']}; font-weight: normal; font-size: 8.5pt; white-space: normal; }}
+ .notes {{ color: {c['ink_soft']}; margin-top: 10px; }}
+ .blank {{ color: {c['faint']}; font-weight: normal; }}
+ .pnote {{ color: {c['muted']}; font-weight: normal; font-size: 8.5pt; }}
+ h3 {{ font-size: 10.5pt; margin: 14px 0 4px 0; }}
+ ol {{ margin-top: 2px; padding-left: 18px; }}
+ li {{ margin-bottom: 3px; }}
 </style>
 """
 
 
 def detail_html(catalogue, kind: str, record: dict | None) -> str:
     if record is None:
-        return CSS + "<p class='sub'>Select an entry to see its figures and where each came from.</p>"
+        return _css() + "<p class='sub'>Select an entry to see its figures and where each came from.</p>"
     title = record.get("name") or record.get("title") or record.get("instance_type") or record["id"]
     subtitle = _subtitle(kind, record)
-    parts = [CSS, f"<h2>{escape(str(title))}</h2>"]
+    parts = [_css(), f"<h2>{escape(str(title))}</h2>"]
     if subtitle:
         parts.append(f"<div class='sub'>{escape(subtitle)}</div>")
     origin = ORIGIN_TEXT.get(record.get("origin", "bundled"), "")

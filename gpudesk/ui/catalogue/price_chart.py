@@ -8,12 +8,15 @@ from datetime import UTC, date, datetime
 
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-# One colour per series, in a fixed order so that "street" looks the same on every entry.
+from gpudesk.ui import theme
+
+# One colour (a gpudesk.ui.theme name) per series, in a fixed order so that "street" looks the same
+# on every entry.
 SERIES = (
-    ("list", "List price", "#2f6fde"), ("msrp", "Launch price (MSRP)", "#2f6fde"), ("street", "Street price", "#e8743b"),
-    ("quote", "Your quotes", "#1a7f37"), ("reported_deal", "Reported deals", "#8250df"),
-    ("on_demand", "On demand", "#2f6fde"), ("spot", "Spot", "#e8743b"), ("reserved_1y", "Reserved 1 year", "#1a7f37"),
-    ("reserved_3y", "Reserved 3 years", "#8250df"),
+    ("list", "List price", "series0"), ("msrp", "Launch price (MSRP)", "series0"), ("street", "Street price", "series1"),
+    ("quote", "Your quotes", "price_quote"), ("reported_deal", "Reported deals", "price_deal"),
+    ("on_demand", "On demand", "series0"), ("spot", "Spot", "series1"), ("reserved_1y", "Reserved 1 year", "price_quote"),
+    ("reserved_3y", "Reserved 3 years", "price_deal"),
 )
 
 
@@ -56,7 +59,7 @@ class PriceChart(QWidget):
 
             from gpudesk.ui.widgets.plots import SIAxis
 
-            pg.setConfigOptions(antialias=True, background="w", foreground="#1d2330")
+            pg.setConfigOptions(**theme.pyqtgraph_options())
             self.plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem(orientation="bottom"),
                                                  "left": SIAxis("left")})
             self.plot.setObjectName("priceHistoryPlot")
@@ -67,10 +70,11 @@ class PriceChart(QWidget):
 
         self.plot.clear()
         self.legend.clear()
-        for key, label, colour in SERIES:
+        for key, label, name in SERIES:
             values = history.get(key)
             if not values:
                 continue
+            colour = theme.hex(name)
             xs = [timestamp(d) for d, _ in values]
             ys = [v for _, v in values]
             self.plot.plot(xs, ys, pen=pg.mkPen(colour, width=2), symbol="o", symbolSize=6,

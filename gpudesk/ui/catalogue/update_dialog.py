@@ -10,7 +10,7 @@ import logging
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QThread, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QApplication,
     QDialog,
@@ -24,11 +24,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpudesk.ui import theme
+
 log = logging.getLogger(__name__)
 
-CHANGE_COLOURS = {"added": "#19794f", "changed": "#2f6fde", "removed": "#b3261e", "kept": "#5b6475"}
+CHANGE_COLOURS = {"added": "success", "changed": "accent_ink", "removed": "error", "kept": "muted"}  # theme names
 CHANGE_TEXT = {"added": "added", "changed": "changed", "removed": "removed", "kept": "yours, kept"}
-ERROR_COLOUR = "#b3261e"
 EXPAND_ALL_BELOW = 40  # changes; larger updates open with only the kinds expanded
 
 
@@ -163,7 +164,7 @@ class CatalogueUpdateDialog(QDialog):
         what = {"invalid": "This file cannot be imported", "refused": "This bundle is refused"}.get(reason, "The import failed")
         lines = html.escape(message).replace("\n", "<br>")
         tail = "" if "nothing was changed" in message.lower() else "<br>Nothing was changed."
-        self.heading.setText(f"<b style='color:{ERROR_COLOUR}'>{what}</b>: {lines}{tail}")
+        self.heading.setText(f"<b style='color:{theme.hex('error')}'>{what}</b>: {lines}{tail}")
         if not applying:
             self.tree.clear()
         self.apply_button.setEnabled(False)
@@ -190,7 +191,7 @@ class CatalogueUpdateDialog(QDialog):
             for change in changes:
                 item = QTreeWidgetItem([f"{change.id}  ·  {change.label}" if change.label else change.id,
                                         CHANGE_TEXT[change.change], "", ""])
-                item.setForeground(1, QBrush(QColor(CHANGE_COLOURS[change.change])))
+                item.setForeground(1, QBrush(theme.colour(CHANGE_COLOURS[change.change])))
                 item.setToolTip(0, change.id)
                 if change.change == "kept":
                     item.setToolTip(1, "Your own entry: the import leaves it as it is; the bundle's differs as shown")
@@ -201,7 +202,7 @@ class CatalogueUpdateDialog(QDialog):
                     child.setToolTip(2, old)
                     child.setToolTip(3, new)
                     if change.change == "kept":  # the bundle's value, shown but not applied
-                        child.setForeground(3, QBrush(QColor(CHANGE_COLOURS["kept"])))
+                        child.setForeground(3, QBrush(theme.colour(CHANGE_COLOURS["kept"])))
                         child.setToolTip(3, f"{new} (the bundle's; not applied: the entry is yours)")
                     item.addChild(child)
                 item.setExpanded(expand_records)

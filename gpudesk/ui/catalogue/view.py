@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from gpudesk.core.catalogue import EditError
 from gpudesk.core.catalogue.blanks import why_blank
 from gpudesk.core.catalogue.fields import KIND_LABELS, KIND_NOUNS, KINDS, PRICE_KIND_WORDS
+from gpudesk.ui import theme
 from gpudesk.ui.catalogue.detail import detail_html
 from gpudesk.ui.catalogue.price_chart import PriceChart
 from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowSortProxy, RowTableModel, fit_columns, format_value
@@ -675,9 +676,9 @@ def _price_tooltip(row: dict) -> str | None:
 def _row_style(row: dict) -> dict:
     origin = row.get("origin")
     if origin == "user_added":
-        return {"color": "#1a5fb4", "tooltip": "Your entry"}
+        return {"color": theme.hex("user_entry"), "tooltip": "Your entry"}
     if origin == "user_edited":
-        return {"color": "#8a5a00", "tooltip": "Edited by you: kept when the catalogue updates"}
+        return {"color": theme.hex("caution"), "tooltip": "Edited by you: kept when the catalogue updates"}
     return {}
 
 

@@ -9,20 +9,22 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 
 from gpudesk.core.report.content import BarChart, LineChart, ScatterChart
+from gpudesk.ui import theme
 
-PALETTE = ["#2f6fde", "#e8743b", "#19a979", "#945ecf", "#ed4a7b", "#13a4b4", "#525df4", "#bf399e"]
-INK = QColor("#1d2330")
-MUTED = QColor("#5b6475")
-GRID = QColor("#e3e6eb")
-AXIS = QColor("#9aa3b2")
+# The print variant of the theme: these charts go on white paper whatever the screen shows.
+INK = theme.print_colour("chart_ink")
+MUTED = theme.print_colour("chart_muted")
+GRID = theme.print_colour("chart_grid")
+AXIS = theme.print_colour("chart_whisker")
+PAPER = theme.print_colour("paper")
 
 
 def color(i: int) -> QColor:
-    return QColor(PALETTE[i % len(PALETTE)])
+    return theme.print_series(i)
 
 
 def font(size: float, bold: bool = False) -> QFont:
-    f = QFont("DejaVu Sans")
+    f = QFont(theme.PRINT_FONT)
     f.setPointSizeF(size)
     f.setBold(bold)
     if hasattr(f, "setFeature"):  # no ligatures: the PDF's text must search as typed
@@ -177,7 +179,7 @@ def draw_scatter_chart(p: QPainter, rect: QRectF, chart: ScatterChart) -> None:
     p.setFont(font(7))
     fm = QFontMetricsF(p.font(), p.device())
     for i, (label, x, y) in enumerate(chart.points):
-        p.setPen(QPen(QColor("#ffffff"), 0.8))
+        p.setPen(QPen(PAPER, 0.8))
         p.setBrush(QBrush(color(i)))
         p.drawEllipse(QPointF(fx(x), fy(y)), 4.2, 4.2)
         p.setPen(INK)
@@ -213,7 +215,7 @@ def draw_line_chart(p: QPainter, rect: QRectF, chart: LineChart) -> None:
         px, py = fx(x), fy(y)
         if plot.contains(QPointF(px, py)):
             p.setPen(QPen(INK, 1.0))
-            p.setBrush(QBrush(QColor("#ffffff")))
+            p.setBrush(QBrush(PAPER))
             p.drawEllipse(QPointF(px, py), 3.5, 3.5)
             p.setBrush(Qt.BrushStyle.NoBrush)
             p.drawText(QPointF(px + 6, py + 12), label)

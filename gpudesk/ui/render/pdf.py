@@ -16,7 +16,6 @@ from pathlib import Path
 from PySide6.QtCore import QMarginsF, QPointF, QRectF, QSizeF, Qt
 from PySide6.QtGui import (
     QAbstractTextDocumentLayout,
-    QColor,
     QFont,
     QFontMetricsF,
     QGuiApplication,
@@ -42,20 +41,36 @@ from gpudesk.core.report.content import (
     SourceList,
     Table,
 )
+from gpudesk.ui import theme
 from gpudesk.ui.render.charts import INK, MUTED, draw_chart
 
 PAGE_SIZES = {"A4": QPageSize.PageSizeId.A4, "Letter": QPageSize.PageSizeId.Letter}
 RESOLUTION = 72  # one device unit is one point; the PDF keeps text and shapes as vectors anyway
 MARGIN_X, MARGIN_TOP, MARGIN_BOTTOM = 50.0, 56.0, 58.0
-ACCENT = QColor("#2f6fde")
-WIN_FILL = QColor("#dff3e7")
-WIN_INK = QColor("#0b6b3a")
-SECTION_FILL = QColor("#eef1f5")
-RULE = QColor("#d3d8df")
+# The theme's print variant: the PDF is read on white paper, whichever palette the screen has.
+ACCENT = theme.print_colour("accent")
+WIN_FILL = theme.print_colour("winner_fill")
+WIN_INK = theme.print_colour("winner_ink")
+SECTION_FILL = theme.print_colour("section_fill")
+RULE = theme.print_colour("rule")
+BAND_FILL = theme.print_colour("band_fill")
+BAND_INK = theme.print_colour("band_ink")
+BAND_SUBTITLE = theme.print_colour("band_subtitle")
+ROW_ALT = theme.print_colour("row_alt")
+CALLOUT_FILL = theme.print_colour("callout_fill")
+
+
+def _draw_on_paper(p: QPainter, doc: QTextDocument) -> None:
+    """Draw rich text in the print colours: QTextDocument.drawContents would take the text and link
+    colours from the application palette, which may be a dark screen palette."""
+    ctx = QAbstractTextDocumentLayout.PaintContext()
+    ctx.palette.setColor(ctx.palette.ColorRole.Text, INK)
+    ctx.palette.setColor(ctx.palette.ColorRole.Link, ACCENT)
+    doc.documentLayout().draw(p, ctx)
 
 
 def _font(size: float, bold: bool = False, italic: bool = False) -> QFont:
-    f = QFont("DejaVu Sans")
+    f = QFont(theme.PRINT_FONT)
     f.setPointSizeF(size)
     f.setBold(bold)
     f.setItalic(italic)
@@ -127,6 +142,8 @@ class _Layout:
         option.setWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         doc.setDefaultTextOption(option)
         if html_text is not None:
+            # links take the application palette's colour when parsed; on paper they take the print one
+            doc.setDefaultStyleSheet(f"a {{ color: {ACCENT.name()}; }}")
             doc.setHtml(html_text)
         else:
             doc.setPlainText(text)  # user text is never markup
@@ -177,7 +194,7 @@ class _Layout:
                 p.drawText(QPointF(self.left + 1, y + 8.5), "•")
                 p.save()
                 p.translate(self.left + 12, y)
-                doc.drawContents(p)
+                _draw_on_paper(p, doc)
                 p.restore()
 
             self.op(draw)
@@ -193,7 +210,7 @@ class _Layout:
             meta = ", ".join(html.escape(x) for x in (src.get("publisher") or "", src.get("date") or "undated") if x)
             figures = html.escape("; ".join(src.get("figures") or [])[:600])
             body = (f"<b>[{src['number']}]</b> {title} — {meta}.<br/>{link}"
-                    + (f'<br/><span style="color:#5b6475">Used for: {figures}</span>' if figures else ""))
+                    + (f'<br/><span style="color:{MUTED.name()}">Used for: {figures}</span>' if figures else ""))
             doc = self.document("", self.content_w, font, body)
             h = doc.size().height()
             self.ensure(h + 3)
@@ -202,7 +219,7 @@ class _Layout:
             def draw(p, doc=doc, y=y):
                 p.save()
                 p.translate(self.left, y)
-                doc.drawContents(p)
+                _draw_on_paper(p, doc)
                 p.restore()
 
             self.op(draw)
@@ -275,9 +292,9 @@ class _Layout:
         header_h = max(self.text_height(c, col_w - 2 * pad, head_font) for c in block.columns[1:]) + 2 * pad + 2
 
         def draw_header(p, y):
-            p.fillRect(QRectF(self.left, y, self.content_w, header_h), QColor("#1f2633"))
+            p.fillRect(QRectF(self.left, y, self.content_w, header_h), BAND_FILL)
             p.setFont(head_font)
-            p.setPen(QColor("#ffffff"))
+            p.setPen(BAND_INK)
             p.drawText(QRectF(self.left + pad, y + pad, label_w - 2 * pad, header_h - 2 * pad),
                        int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), block.columns[0])
             for i, name in enumerate(block.columns[1:]):
@@ -313,7 +330,7 @@ class _Layout:
 
             def draw_row(p, y=y, h=h, cells=cells, winners=winners, direction=direction, r=r):
                 if r % 2:
-                    p.fillRect(QRectF(self.left, y, self.content_w, h), QColor("#fafbfc"))
+                    p.fillRect(QRectF(self.left, y, self.content_w, h), ROW_ALT)
                 for i in winners:
                     p.fillRect(QRectF(self.left + label_w + i * col_w, y, col_w, h), WIN_FILL)
                 p.setFont(body_font)
@@ -347,13 +364,13 @@ class _Layout:
         band = 118.0
 
         def draw_band(p):
-            p.fillRect(QRectF(0, 0, self.width, band), QColor("#1f2633"))
+            p.fillRect(QRectF(0, 0, self.width, band), BAND_FILL)
             p.fillRect(QRectF(0, band, self.width, 3), ACCENT)
-            p.setPen(QColor("#ffffff"))
+            p.setPen(BAND_INK)
             p.setFont(_font(20, True))
             p.drawText(QPointF(self.left, 58), APP_DISPLAY_NAME)
             p.setFont(_font(10))
-            p.setPen(QColor("#c9d1de"))
+            p.setPen(BAND_SUBTITLE)
             p.drawText(QPointF(self.left, 80), rep.title)
             p.drawText(QRectF(self.left, 48, self.content_w, 40), int(Qt.AlignmentFlag.AlignRight), rep.date)
 
@@ -384,14 +401,14 @@ class _Layout:
         y = self.y
 
         def draw_box(p, y=y, bh=bh, body=body):
-            p.fillRect(QRectF(self.left, y, self.content_w, bh + 42), QColor("#f2f6fd"))
+            p.fillRect(QRectF(self.left, y, self.content_w, bh + 42), CALLOUT_FILL)
             p.fillRect(QRectF(self.left, y, 3, bh + 42), ACCENT)
             p.setFont(_font(10.5, True))
             p.setPen(INK)
             p.drawText(QPointF(self.left + 12, y + 20), "Recommendation")
             p.save()
             p.translate(self.left + 12, y + 30)
-            body.drawContents(p)
+            _draw_on_paper(p, body)
             p.restore()
 
         self.op(draw_box)

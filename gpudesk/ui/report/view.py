@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpudesk.ui import theme
 from gpudesk.ui.models.table import ROW_ROLE, Column, RowSortProxy, RowTableModel, fit_columns
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,7 @@ class ReportsView(QWidget):
             Column("catalogue_version", "Catalogue"),
             Column("file_state", "File"),
         ])
-        self.model.row_style = lambda r: {"color": "#8a93a3", "tooltip": f"{r['path']} is missing"} \
+        self.model.row_style = lambda r: {"color": theme.hex("faint"), "tooltip": f"{r['path']} is missing"} \
             if not r["exists"] else {"tooltip": r["path"]}
         self.proxy = RowSortProxy(self)
         self.proxy.setSourceModel(self.model)
@@ -213,17 +214,17 @@ class ReportsView(QWidget):
 
     def _detail_html(self, r) -> str:
         if r is None:
-            return "<p style='color:#5b6475'>Select a report to see what it answered.</p>"
+            return f"<p style='color:{theme.hex('muted')}'>Select a report to see what it answered.</p>"
         current = getattr(self.catalogue, "version", "")
-        stale = (f"<p style='color:#9a6700'>Written with catalogue {escape(r.catalogue_version)}; the catalogue is "
+        stale = (f"<p style='color:{theme.hex('warning')}'>Written with catalogue {escape(r.catalogue_version)}; the catalogue is "
                  f"now {escape(current)}. Write it again to use today's figures and prices.</p>"
                  if current and current != r.catalogue_version else "")
-        missing = "" if r.exists() else "<p style='color:#b3261e'>The PDF is no longer at this path.</p>"
+        missing = "" if r.exists() else f"<p style='color:{theme.hex('error')}'>The PDF is no longer at this path.</p>"
         options = "".join(f"<li>{escape(o)}</li>" for o in r.options)
         link = QUrl.fromLocalFile(r.path).toString()
         return (
             f"<h3 style='margin-bottom:2px'>{escape(r.question or r.title)}</h3>"
-            f"<p style='color:#5b6475;margin-top:0'>{escape(r.title)} · written {escape(_when(r.created))} · "
+            f"<p style='color:{theme.hex('muted')};margin-top:0'>{escape(r.title)} · written {escape(_when(r.created))} · "
             f"catalogue {escape(r.catalogue_version)} · {escape(r.page_size)}</p>{stale}{missing}"
             + (f"<p><b>Recommendation.</b> {escape(r.recommendation)}</p>" if r.recommendation else "")
             + (f"<p><b>Configurations</b></p><ul>{options}</ul>" if options else "")

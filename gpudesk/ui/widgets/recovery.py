@@ -8,6 +8,8 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QDialog, QLabel, QPushButton, QVBoxLayout
 
+from gpudesk.ui import theme
+
 RESTORE = "restore"
 REBUILD = "rebuild"
 QUIT = "quit"
@@ -28,7 +30,7 @@ class RecoveryDialog(QDialog):
         layout.setSpacing(8)
         text = (f"<p>gpudesk could not open its database, <b>{database}</b>: the file is damaged "
                 "(a crash, a full disk or a failing drive can do this).</p>"
-                f"<p style='color:#5b6475'>SQLite says: {detail}</p>"
+                f"<p style='color:{theme.hex('muted')}'>SQLite says: {detail}</p>"
                 "<p>Whatever you choose, the damaged file is kept, renamed, beside the new one.</p>")
         self.message = QLabel(text)
         self.message.setWordWrap(True)
