@@ -36,6 +36,19 @@ def _release_clipboard():
         sys.modules["gpudesk.ui.widgets.clipboard"].release_clipboard()
 
 
+@pytest.fixture(autouse=True)
+def _collect_qt_garbage_on_the_gui_thread(request):
+    """Widgets a Qt test left in reference cycles are collected here, on the GUI thread. Left to
+    chance, Python's collector may run on a worker thread of the next test (the window's catalogue
+    loader) and destroy them there, which Qt reports as "Timers cannot be started from another
+    thread"."""
+    yield
+    if "qtbot" in request.fixturenames:
+        import gc
+
+        gc.collect()
+
+
 @pytest.fixture(scope="session")
 def catalogue_template(tmp_path_factory):
     """A catalogue database built from data/ once; tests get copies."""

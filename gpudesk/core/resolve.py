@@ -3,7 +3,6 @@ and grid figures; every default the resolver supplies is said in the estimate's 
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 
 from gpudesk.core.catalogue.convert import cloud_from_row, device_from_row, link_from_row
@@ -18,6 +17,8 @@ from gpudesk.core.estimate.types import (
     Workload,
 )
 from gpudesk.core.scenario import ClusterEntry, Option, Scenario
+from gpudesk.core.workload import MODEL_FIELDS, model_fields, normalise_workload  # noqa: F401 (names kept here)
+from gpudesk.core.workload import suggest as _suggest
 
 DEFAULT_ELECTRICITY_USD_PER_KWH = 0.15
 WORKLOAD_KEYS = set(Workload.__dataclass_fields__)
@@ -38,61 +39,19 @@ class Resolved:
     label: str = ""
 
 
-def _suggest(value: str, choices) -> str:
-    """' (did you mean ...?)' with ids that start like `value`, else the closest spellings."""
-    choices = list(choices)
-    lowered = value.lower()
-    hints = [c for c in choices if c.startswith(lowered)] or [c for c in choices if lowered in c]
-    if not hints:
-        hints = difflib.get_close_matches(lowered, choices, n=3, cutoff=0.5)
-    if not hints:
-        return ""
-    return " (did you mean " + " or ".join(f"'{h}'" for h in hints[:3]) + "?)"
-
-
-# Architecture fields a catalogue model entry gives the workload (names as in data/models.toml).
-MODEL_FIELDS = {
-    "params": "params", "active_params": "active_params", "layers": "layers", "d_model": "d_model",
-    "heads": "heads", "kv_heads": "kv_heads", "head_dim": "head_dim", "ffn_dim": "ffn_dim", "vocab": "vocab",
-    "experts": "experts", "experts_active": "experts_active", "shared_experts": "shared_experts",
-    "expert_ffn_dim": "expert_ffn_dim", "dense_layers": "dense_layers", "kv_lora_rank": "kv_lora_rank",
-    "qk_rope_head_dim": "qk_rope_head_dim", "sliding_window": "sliding_window", "sliding_share": "sliding_share",
-    "tied_embeddings": "tied_embeddings", "attention": "attention",
-}
-
-
-def model_fields(row: dict) -> dict:
-    """A catalogue model as workload fields (only the ones it states)."""
-    out = {key: row[column] for key, column in MODEL_FIELDS.items() if row.get(column) is not None}
-    if row.get("ffn_kind"):
-        out["gated_ffn"] = row["ffn_kind"] != "gelu"
-    return out
-
-
-def resolve_workload(spec: dict, catalogue, problems: list[str] | None = None) -> Workload:
+def resolve_workload(spec: dict, catalogue, problems: list[str] | None = None,
+                     notes: list[str] | None = None) -> Workload:
+    """The engine's workload: the scenario's after the shared workload rules (the preset and
+    catalogue model filled in, fields the kind does not use dropped, defaults set)."""
     problems = problems if problems is not None else []
-    merged = {}
-    if spec.get("preset"):
-        presets = {p["id"]: p for p in catalogue.presets()}
-        preset = presets.get(spec["preset"])
-        if preset is None:
-            problems.append(f"workload.preset: '{spec['preset']}' is not a workload preset{_suggest(spec['preset'], presets)}")
-        else:
-            merged.update(preset.get("workload", {}))
-    model_id = spec.get("model") or merged.get("model")
-    if model_id:
-        row = catalogue.get("models", model_id)
-        if row is None:
-            choices = [r["id"] for r in catalogue.items("models")]
-            problems.append(f"workload.model: '{model_id}' is not a model in the catalogue{_suggest(model_id, choices)}")
-        else:
-            merged.update(model_fields(row))
-    merged.update({k: v for k, v in spec.items() if k != "preset"})
+    normalised = normalise_workload(spec, catalogue)
+    problems.extend(normalised.problems)
+    if notes is not None:  # what the rules changed beyond filling in, said with the estimate
+        notes.extend(n.text + "." for n in normalised.notes if n.rule not in ("preset", "model", "default"))
+    merged = dict(normalised.workload)
     if "params" not in merged:
         problems.append("workload.params: missing")
         merged["params"] = 1e9
-    kind = merged.get("kind", "train")
-    merged.setdefault("precision", "fp16" if kind == "infer" else "bf16")
     values = {k: v for k, v in merged.items() if k in WORKLOAD_KEYS}
     return Workload(**values)
 
@@ -301,7 +260,7 @@ def resolve_option(scenario: Scenario, option: Option, catalogue, where: str = "
                    calibrations: tuple[Calibration, ...] = ()) -> Resolved:
     problems: list[str] = []
     notes: list[str] = []
-    workload = resolve_workload(scenario.workload, catalogue, problems)
+    workload = resolve_workload(scenario.workload, catalogue, problems, notes)
     groups = []
     money = {**scenario.finance, **option.finance}
     as_of = money.get("as_of")

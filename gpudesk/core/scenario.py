@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudesk.core.fileio import atomic_write_text
+from gpudesk.core.workload import workload_problems
 
 FORMAT_KEY = "gpudesk_scenario"
 FORMAT_VERSION = 1
@@ -420,23 +421,7 @@ def _check_workload(w: dict, problems: list[str]) -> None:
         problems.append(f"workload.heads: {w['heads']} does not divide d_model {w['d_model']}")
     if w.get("kv_heads") and w.get("heads") and (w["kv_heads"] > w["heads"] or w["heads"] % w["kv_heads"]):
         problems.append(f"workload.kv_heads: {w['kv_heads']} must divide heads {w['heads']}")
-    if w.get("kind") == "infer":
-        for key in ("tokens", "global_batch_tokens", "sharding", "method"):
-            if key in w:
-                problems.append(f"workload.{key}: not used for inference (kind 'infer')")
-    elif w.get("kind") in ("train", "finetune"):
-        for key in ("prompt_tokens", "output_tokens", "concurrency"):
-            if key in w:
-                problems.append(f"workload.{key}: only used for inference (kind 'infer')")
-        if w.get("precision") in ("int8", "int4", "q8", "q4", "fp4"):
-            problems.append(f"workload.precision: '{w['precision']}' is an inference format; train in fp32, tf32, fp16, bf16 or fp8")
-    if w.get("kind") != "finetune" and w.get("method") not in (None, "full"):
-        problems.append("workload.method: LoRA and QLoRA apply to kind 'finetune'")
-    if w.get("params") and w.get("layers") and w.get("d_model"):
-        core = 12.0 * w["layers"] * w["d_model"] ** 2
-        if core > 3.0 * w["params"]:
-            problems.append(f"workload.params: {w['params']:.3g} is too small for {w['layers']} layers of width "
-                            f"{w['d_model']} (about {core:.3g} parameters)")
+    problems.extend(workload_problems(w))  # the shared workload rules, read strictly for a file
 
 
 def _entries(raw: list, path: str, problems: list[str]) -> list[ClusterEntry]:

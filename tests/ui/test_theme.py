@@ -25,8 +25,6 @@ STILL_HARDCODED = {
     "canvas/scene.py",    # canvas background and grid: being edited with the canvas rework
     "canvas/items.py",    # node and link colours: being edited with the canvas rework
     "canvas/view.py",     # being edited with the canvas rework
-    "compare/view.py",    # being split into panels by the compare rework
-    "compare/presenter.py",  # new file of that split (DETAIL_INK): to move to theme.hex("muted")
 }
 VIEWS = [key for key, *_ in PAGES]
 

@@ -11,20 +11,21 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from gpudesk.ui import theme
 from gpudesk.ui.widgets.plots import SIAxis
 
-PALETTE = ["#2f6fde", "#e8743b", "#19a979", "#945ecf", "#ed4a7b", "#13a4b4"]
+SERIES_USED = 6  # the theme's first six series colours, repeating
 
 
 def _brush(i: int) -> QColor:
-    return QColor(PALETTE[i % len(PALETTE)])
+    return theme.series(i % SERIES_USED)
 
 
 class CompareCharts(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.messages: dict = {}  # why each chart has nothing to compare ("" when it has)
-        pg.setConfigOptions(antialias=True, background="w", foreground="#1d2330")
+        pg.setConfigOptions(**theme.pyqtgraph_options())
         self.layout_widget = pg.GraphicsLayoutWidget()
         self.layout_widget.setObjectName("compareCharts")
         layout = QVBoxLayout(self)
@@ -48,7 +49,7 @@ class CompareCharts(QWidget):
         self.value.setLabel("bottom", "tokens/s per kW")
         self.value.setLabel("left", "tokens per $")
         self.value.showGrid(x=True, y=True, alpha=0.25)
-        self.value_points = pg.ScatterPlotItem(size=11, pen=pg.mkPen("w"))
+        self.value_points = pg.ScatterPlotItem(size=11, pen=pg.mkPen(theme.hex("marker_edge")))
         self.value.addItem(self.value_points)
         self.value_labels: list[pg.TextItem] = []
         self.empty_value = self._message(self.value)
@@ -60,7 +61,8 @@ class CompareCharts(QWidget):
         self.cost.showGrid(x=True, y=True, alpha=0.25)
         self.cost_legend = self.cost.addLegend(offset=(10, 5), labelTextSize="8pt")
         self.cost_curves: list[pg.PlotDataItem] = []
-        self.crossings = pg.ScatterPlotItem(size=10, symbol="o", brush=pg.mkBrush("w"), pen=pg.mkPen("#1d2330", width=1.5))
+        self.crossings = pg.ScatterPlotItem(size=10, symbol="o", brush=pg.mkBrush(theme.hex("chart_fill")),
+                                        pen=pg.mkPen(theme.hex("chart_ink"), width=1.5))
         self.cost.addItem(self.crossings)
         self.crossing_labels: list[pg.TextItem] = []
         self.empty_cost = self._message(self.cost)
@@ -68,7 +70,7 @@ class CompareCharts(QWidget):
     @staticmethod
     def _message(plot) -> pg.TextItem:
         """A sentence in the middle of a plot that has nothing to show."""
-        item = pg.TextItem("", color="#3b4352", anchor=(0.5, 0.5))
+        item = pg.TextItem("", color=theme.hex("chart_text"), anchor=(0.5, 0.5))
         item.setTextWidth(300)
         item.setZValue(10)
         plot.addItem(item, ignoreBounds=True)
@@ -169,7 +171,8 @@ class CompareCharts(QWidget):
             self.cost.removeItem(label)
         self.crossing_labels = []
         for c in crossings:
-            label = pg.TextItem(f"break-even: {c['month']:.1f} months", color="#1d2330", anchor=(-0.05, 1.25))
+            label = pg.TextItem(f"break-even: {c['month']:.1f} months", color=theme.hex("chart_ink"),
+                                anchor=(-0.05, 1.25))
             label.setPos(c["month"], c["usd"])
             self.cost.addItem(label)
             self.crossing_labels.append(label)

@@ -4,13 +4,9 @@ configuration, winners shaded, ranges in tooltips."""
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QFont
 
-WIN_FILL = QColor("#dff3e7")
-WIN_INK = QColor("#0b6b3a")
-SECTION_FILL = QColor("#eef1f5")
-MUTED = QColor("#8a93a3")
-BAD_INK = QColor("#b3261e")
+from gpudesk.ui import theme
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -71,7 +67,7 @@ class CompareTableModel(QAbstractTableModel):
             return tip
         if role == Qt.ItemDataRole.ForegroundRole and section >= self.FIXED_COLUMNS:
             if not self.comparison.results[section - self.FIXED_COLUMNS].ok:
-                return QBrush(BAD_INK)
+                return QBrush(theme.colour("error"))
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole):
@@ -80,31 +76,44 @@ class CompareTableModel(QAbstractTableModel):
         kind, item = self._lines[index.row()]
         col = index.column()
         if kind == "section":
-            if role == Qt.ItemDataRole.DisplayRole and col == 0:
-                return item
-            if role == Qt.ItemDataRole.BackgroundRole:
-                return QBrush(SECTION_FILL)
-            if role == Qt.ItemDataRole.FontRole:
-                font = QFont()
-                font.setBold(True)
-                return font
-            return None
-        row = item
+            return self._section_data(item, col, role)
+        if col < self.FIXED_COLUMNS:
+            return self._label_data(item, col, role)
+        return self._cell_data(item, col - self.FIXED_COLUMNS, role)
+
+    @staticmethod
+    def _bold() -> QFont:
+        font = QFont()
+        font.setBold(True)
+        return font
+
+    def _section_data(self, title: str, col: int, role: int):
+        if role == Qt.ItemDataRole.DisplayRole and col == 0:
+            return title
+        if role == Qt.ItemDataRole.BackgroundRole:
+            return QBrush(theme.colour("section_fill"))
+        if role == Qt.ItemDataRole.FontRole:
+            return self._bold()
+        return None
+
+    @staticmethod
+    def _label_data(row, col: int, role: int):
+        """The metric's name (column 0) and its direction (column 1)."""
         if col == 0:
             if role == Qt.ItemDataRole.DisplayRole:
                 return row.label + (f" ({row.unit})" if row.unit else "") + (" ≈" if row.remark else "")
             if role == Qt.ItemDataRole.ToolTipRole and row.remark:
                 return row.remark[0].upper() + row.remark[1:] + "."
             return None
-        if col == 1:
-            if role == Qt.ItemDataRole.DisplayRole:
-                return {"lower": "lower", "higher": "higher"}.get(row.better or "", "")
-            if role == Qt.ItemDataRole.ForegroundRole:
-                return QBrush(MUTED)
-            if role == Qt.ItemDataRole.ToolTipRole and row.better:
-                return row.direction_text
-            return None
-        option = col - self.FIXED_COLUMNS
+        if role == Qt.ItemDataRole.DisplayRole:
+            return {"lower": "lower", "higher": "higher"}.get(row.better or "", "")
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return QBrush(theme.colour("faint"))
+        if role == Qt.ItemDataRole.ToolTipRole and row.better:
+            return row.direction_text
+        return None
+
+    def _cell_data(self, row, option: int, role: int):
         cell = row.cells[option]
         winner = option in row.winners
         if role == Qt.ItemDataRole.DisplayRole:
@@ -112,30 +121,32 @@ class CompareTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return int(Qt.AlignmentFlag.AlignCenter)
         if role == Qt.ItemDataRole.BackgroundRole and winner:
-            return QBrush(WIN_FILL)
+            return QBrush(theme.colour("winner_fill"))
         if role == Qt.ItemDataRole.ForegroundRole:
             if winner:
-                return QBrush(WIN_INK)
+                return QBrush(theme.colour("winner_ink"))
             if not self.comparison.results[option].ok and row.section != "Configuration":
-                return QBrush(MUTED)
+                return QBrush(theme.colour("faint"))
             if row.key == "fits" and cell.value == 0.0:
-                return QBrush(BAD_INK)
+                return QBrush(theme.colour("error"))
         if role == Qt.ItemDataRole.FontRole and winner:
-            font = QFont()
-            font.setBold(True)
-            return font
+            return self._bold()
         if role == Qt.ItemDataRole.ToolTipRole:
-            parts = [cell.text.replace("\n", " ")]
-            if cell.note:
-                parts.append(cell.note)
-            if cell.low is not None and cell.high is not None and cell.low != cell.high:
-                parts.append(f"low {cell.low:,.4g} · likely {cell.value:,.4g} · high {cell.high:,.4g}")
-            if row.better:
-                parts.append(row.direction_text + (" — winner" if winner else ""))
-            if row.remark:
-                parts.append(row.remark[0].upper() + row.remark[1:] + ".")
-            return "\n".join(parts)
+            return self._cell_tooltip(row, cell, winner)
         return None
+
+    @staticmethod
+    def _cell_tooltip(row, cell, winner: bool) -> str:
+        parts = [cell.text.replace("\n", " ")]
+        if cell.note:
+            parts.append(cell.note)
+        if cell.low is not None and cell.high is not None and cell.low != cell.high:
+            parts.append(f"low {cell.low:,.4g} · likely {cell.value:,.4g} · high {cell.high:,.4g}")
+        if row.better:
+            parts.append(row.direction_text + (" — winner" if winner else ""))
+        if row.remark:
+            parts.append(row.remark[0].upper() + row.remark[1:] + ".")
+        return "\n".join(parts)
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
         if not index.isValid():
