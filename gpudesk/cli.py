@@ -178,7 +178,9 @@ def _describe_failure(exc: Exception) -> tuple[str, int]:
         text = str(orig).lower()
         where = _database_file_name()
         if is_damage(orig):
-            return (f"{where}: the database is damaged ({orig}); run `{APP_NAME} repair`", EXIT_DAMAGED)
+            detail = " ".join(str(orig).split())
+            detail = detail if len(detail) <= 160 else detail[:159] + "…"
+            return (f"{where}: the database is damaged ({detail}); run `{APP_NAME} repair`", EXIT_DAMAGED)
         if "locked" in text or "busy" in text:
             return (f"{where}: the database is busy, locked by another program (another gpudesk?) that is "
                     "writing to it; nothing was changed: try again when it is done", EXIT_LOCKED)
@@ -621,7 +623,7 @@ def _repair(args) -> int:
         else:
             print(result.format_text())
         return EXIT_OK
-    problem = backup.check_file(database)
+    problem = backup.check_file(database) or backup.undecodable_text(database)
     if problem is None and not args.force:
         if args.json:
             _print_json({"database": str(database), "damaged": False})

@@ -354,3 +354,60 @@ def test_an_unexpected_error_is_logged_with_its_trace(filled, capsys, monkeypatc
     assert err.count("\n") == 1 and str(log) in err and "Traceback" not in err
     text = log.read_text()
     assert "Traceback" in text and "a bug in the list" in text
+
+
+def test_a_backup_of_a_locked_database_gives_up_after_the_lock_timeout(filled, capsys, monkeypatch):
+    """SQLite's backup API retries a locked database for ever; the backup gives up like any reader."""
+    import time
+
+    monkeypatch.setattr(backup, "LOCK_TIMEOUT_S", 0.3)
+    holder = sqlite3.connect(filled)
+    holder.execute("PRAGMA locking_mode=EXCLUSIVE")
+    holder.execute("BEGIN EXCLUSIVE")
+    holder.execute("UPDATE catalogue_meta SET value = value WHERE key = 'version'")
+    started = time.monotonic()
+    try:
+        code, _, err = run_cli(capsys, "backups", "--now")
+    finally:
+        holder.rollback()
+        holder.close()
+    assert code == EXIT_LOCKED and time.monotonic() - started < 10
+    assert err.count("\n") == 1 and "busy" in err and "Traceback" not in err
+    assert list((filled.parent / "backups").glob("*")) == []
+
+
+def test_partial_backups_left_by_a_killed_program_are_pruned_once_stale(filled):
+    folder = filled.parent / "backups"
+    folder.mkdir()
+    stale, fresh = folder / ".gpudesk-20260101-000000-daily.sqlite3.tmp", folder / ".gpudesk-x-daily.sqlite3.tmp"
+    for path in (stale, fresh):
+        path.write_bytes(b"partial")
+    two_hours_ago = (datetime.now() - timedelta(hours=2)).timestamp()
+    os.utime(stale, (two_hours_ago, two_hours_ago))
+    made = backup.make_backup(filled, "manual")
+    assert not stale.exists() and fresh.exists()  # a fresh one may be another program's copy in progress
+    assert [b.path for b in backup.list_backups(filled)] == [made]
+
+
+def test_the_lock_timeout_can_be_set_for_a_script(monkeypatch):
+    monkeypatch.setenv(backup.LOCK_TIMEOUT_ENV, "2.5")
+    assert backup.lock_timeout_s() == 2.5
+    monkeypatch.setenv(backup.LOCK_TIMEOUT_ENV, "soon")
+    assert backup.lock_timeout_s() == backup.LOCK_TIMEOUT_S
+
+
+def test_bytes_changed_inside_a_row_are_reported_and_repaired(filled, capsys):
+    """Text that is no longer UTF-8 passes SQLite's quick_check; reading it is what finds it."""
+    data = filled.read_bytes()
+    assert data.count(b"EDGE-BOX") == 1  # the name of one of the user's entries
+    filled.write_bytes(data.replace(b"EDGE-BOX", b"EDGE\xff\xfeOX"))
+    code, _, err = run_cli(capsys, "catalogue", "list")
+    assert code == EXIT_DAMAGED
+    assert err.count("\n") == 1 and str(filled) in err and "gpudesk repair" in err and "Traceback" not in err
+    code, out, err = run_cli(capsys, "repair")
+    assert code == EXIT_OK and "Rebuilt" in out, err
+    assert "1 accelerators" in out  # the damaged row is reported lost ...
+    cat = Catalogue.open(None, DATA)
+    assert cat.get("accelerators", "edge-box") is None
+    assert cat.get("accelerators", "my-npu")["name"] == "MY-NPU"  # ... and the others kept
+    cat.close()

@@ -8,7 +8,6 @@ module composes them.
 from __future__ import annotations
 
 import logging
-import platform
 import sqlite3
 import threading
 
@@ -469,6 +468,8 @@ class MainWindow(QMainWindow):
         return opened
 
     def show_about(self) -> None:
+        import platform  # only the About box needs it: not imported at start-up
+
         from PySide6 import __version__ as pyside_version
         from PySide6.QtCore import qVersion
 

@@ -16,10 +16,12 @@ database without paying for SQLAlchemy.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import re
 import sqlite3
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -31,6 +33,7 @@ log = logging.getLogger(__name__)
 BACKUP_FOLDER = "backups"
 KEEP = 5
 LOCK_TIMEOUT_S = 30.0  # how long a connection (here and in db.make_engine) waits for another program's lock
+LOCK_TIMEOUT_ENV = "GPUDESK_LOCK_TIMEOUT_S"
 DAILY = timedelta(days=1)
 SIDE_FILES = ("-wal", "-shm", "-journal")  # SQLite's companions of a database file
 _NAME = re.compile(r"^(?P<stem>.+)-(?P<stamp>\d{8}-\d{6}(?:-\d+)?)-(?P<reason>[a-z-]+)\.sqlite3$")
@@ -96,7 +99,13 @@ class RestoreResult:
 
 
 def lock_timeout_s() -> float:
-    return LOCK_TIMEOUT_S
+    """LOCK_TIMEOUT_S, or the seconds in GPUDESK_LOCK_TIMEOUT_S (a script that must not wait long)."""
+    value = os.environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    try:
+        return max(0.0, float(value)) if value else LOCK_TIMEOUT_S
+    except ValueError:
+        log.warning("%s=%r is not a number of seconds; waiting %s s for a lock", LOCK_TIMEOUT_ENV, value, LOCK_TIMEOUT_S)
+        return LOCK_TIMEOUT_S
 
 
 # ============================================================================ making backups
@@ -134,13 +143,23 @@ def make_backup(database: Path | None = None, reason: str = "manual", keep: int 
     return target
 
 
+STALE_PARTIAL = timedelta(hours=1)  # a partial copy this old was left by a program that was killed
+
+
 def prune(database: Path, keep: int = KEEP) -> list[Path]:
-    """Delete all but the newest `keep` backups of `database`; returns the deleted files."""
+    """Delete all but the newest `keep` backups of `database`, and partial copies a killed program
+    left behind; returns the deleted files."""
     removed = []
     for info in list_backups(database, with_counts=False)[keep:]:
         with contextlib.suppress(OSError):
             info.path.unlink()
             removed.append(info.path)
+    cutoff = (datetime.now() - STALE_PARTIAL).timestamp()
+    for partial in backups_dir(database).glob(f".{database.stem}-*.sqlite3.tmp"):
+        with contextlib.suppress(OSError):
+            if partial.stat().st_mtime < cutoff:
+                partial.unlink()
+                removed.append(partial)
     return removed
 
 
@@ -229,9 +248,9 @@ def check_file(path: Path) -> str | None:
     try:
         rows = [r[0] for r in conn.execute("PRAGMA quick_check(5)")]
     except sqlite3.OperationalError as exc:
-        if "locked" in str(exc) or "unable to open" in str(exc) or "readonly" in str(exc):
-            raise  # not damage: the caller reports these as they are
-        return str(exc)
+        if not_damage(exc):
+            raise  # the disk or another program, not the file: the caller reports these as they are
+        return _one_line(str(exc))
     except sqlite3.DatabaseError as exc:
         return _one_line(str(exc))
     finally:
@@ -252,13 +271,44 @@ def check_database(path: Path | None = None) -> None:
         raise DamagedDatabaseError(path, problem)
 
 
+def not_damage(exc: BaseException) -> bool:
+    """Whether an sqlite3 error is about the disk, the folder or another program (locked, read-only,
+    full, an I/O error), not about what the file holds: a repair would not help."""
+    text = str(getattr(exc, "orig", None) or exc).lower()
+    return any(words in text for words in ("locked", "busy", "unable to open", "readonly", "read-only",
+                                            "disk i/o", "disk is full"))
+
+
 def is_damage(exc: BaseException) -> bool:
     """Whether an sqlite3 (or SQLAlchemy-wrapped) error says the file is not a sound database."""
     orig = getattr(exc, "orig", None) or exc
     if not isinstance(orig, sqlite3.DatabaseError):
         return False
     text = str(orig).lower()
-    return any(words in text for words in ("malformed", "not a database", "file is encrypted", "corrupt"))
+    return any(words in text for words in ("malformed", "not a database", "file is encrypted", "corrupt",
+                                            "could not decode"))
+
+
+def undecodable_text(path: Path) -> str | None:
+    """The first text in the database that is not UTF-8 (bytes changed inside a row, which
+    PRAGMA quick_check does not look at), as 'table: problem'; None when all of it reads."""
+    path = Path(path)
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    conn = sqlite3.connect(path, timeout=lock_timeout_s())
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        for table in tables:
+            try:
+                for _row in conn.execute(f'SELECT * FROM "{table}"'):  # noqa: S608 - the file's own names
+                    pass
+            except sqlite3.OperationalError as exc:
+                if "decode" in str(exc).lower():
+                    return _one_line(f"{table}: {exc}")
+                raise
+        return None
+    finally:
+        conn.close()
 
 
 # ============================================================================ restoring
@@ -278,7 +328,7 @@ def set_aside(database: Path, label: str, now: datetime | None = None) -> Path |
         side = database.with_name(database.name + suffix)
         if side.exists():
             os.replace(side, aside.with_name(aside.name + suffix))
-    log.warning("moved %s aside to %s", database, aside)
+    log.info("moved %s aside to %s", database, aside)  # the caller reports it; the CLI prints no log
     return aside
 
 
@@ -301,19 +351,30 @@ def restore_backup(name: str, database: Path | None = None) -> RestoreResult:
         with contextlib.suppress(OSError):
             staged.unlink()
         raise
-    log.warning("restored %s from %s", database, info.path)
+    log.info("restored %s from %s", database, info.path)
     return RestoreResult(info, database, aside)
 
 
 def _copy(source: sqlite3.Connection, target: Path, self_contained: bool = False) -> None:
     """A consistent copy of an open database into `target` with the online backup API, flushed to
     disk; `self_contained` leaves no -wal file beside it. Closes `source`."""
+    deadline = time.monotonic() + lock_timeout_s()
+
+    def waiting(status: int, _remaining: int, _total: int) -> None:
+        # the backup API retries a locked database for ever: give up as a connection does
+        if status in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) and time.monotonic() > deadline:
+            raise sqlite3.OperationalError("database is locked")
+
     try:
         copy = sqlite3.connect(target)
         try:
-            source.backup(copy)
+            source.backup(copy, progress=waiting, sleep=0.05)
             if self_contained:
                 copy.execute("PRAGMA journal_mode=DELETE")
+        except sqlite3.OperationalError as exc:
+            if "full" in str(exc).lower():  # the copy's disk, not the database: name the copy's folder
+                raise OSError(errno.ENOSPC, "No space left on device", str(target.parent)) from exc
+            raise
         finally:
             copy.close()
     finally:

@@ -28,7 +28,7 @@ def default_url() -> str:
 def make_engine(url: str | None = None) -> Engine:
     url = url or default_url()
     is_sqlite = url.startswith("sqlite")
-    kwargs = {"connect_args": {"timeout": backup.LOCK_TIMEOUT_S}} if is_sqlite else {}
+    kwargs = {"connect_args": {"timeout": backup.lock_timeout_s()}} if is_sqlite else {}
     engine = create_engine(url, **kwargs)
     if is_sqlite:
 
@@ -76,6 +76,10 @@ def migrate(engine: Engine, revision: str = "head") -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     with engine.begin() as connection:
+        if connection.dialect.name == "sqlite":
+            # the write lock first: a second program creating or migrating the same file waits here
+            # and then finds the schema done; and a kill mid-way leaves the old schema whole
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
         config.attributes["connection"] = connection
         log.info("migrating the catalogue database to %s", revision)
         command.upgrade(config, revision)

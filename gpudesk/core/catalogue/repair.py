@@ -1,5 +1,7 @@
-"""Repairing a damaged database: move it aside untouched, rebuild the catalogue from the bundled
-data, and copy back, row by row, what can still be read of the user's own rows.
+"""Repairing a damaged database: rebuild the catalogue from the bundled data beside it, copy back,
+row by row, what can still be read of the user's own rows (through SQLite, and where SQLite
+cannot reach them, page by page: pagescan.py), then put the new file in place and keep the
+damaged one aside, untouched.
 
 A row that cannot be read is skipped and counted; the report says what was salvaged and what was
 lost. The other way back, restoring a backup, is backup.restore_backup.
@@ -8,6 +10,7 @@ lost. The other way back, restoring a backup, is backup.restore_backup.
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import sqlite3
 import tempfile
@@ -15,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpudesk.core import paths
-from gpudesk.core.catalogue import backup
+from gpudesk.core.catalogue import backup, pagescan
 from gpudesk.core.catalogue.backup import CATALOGUE_TABLES
 
 log = logging.getLogger(__name__)
@@ -61,9 +64,11 @@ class RepairReport:
         lines = [f"Rebuilt {self.database} from the bundled catalogue."]
         if self.aside:
             lines.append(f"The damaged file is kept, untouched, as {self.aside}.")
-        if self.unreadable:
+        if self.unreadable and not self.salvaged_total:
             lines.append(f"None of your rows could be read from it: {self.unreadable}.")
         else:
+            if self.unreadable:
+                lines.append(f"SQLite could not read it ({self.unreadable}); its pages were read one by one.")
             kept = ", ".join(f"{n} {t}" for t, n in self.salvaged.items() if n) or "none"
             lines.append(f"Your rows salvaged: {kept}.")
             if self.lost_total:
@@ -76,95 +81,191 @@ class RepairReport:
 
 
 def rebuild(database: Path | None = None, data_dir: Path | None = None) -> RepairReport:
-    """Move the (damaged) database aside, build a fresh one from the bundled catalogue and copy the
-    user's readable rows into it. The caller closes its connections first."""
+    """Build a fresh database from the bundled catalogue, copy the user's readable rows from the
+    (damaged) one into it, then put it in place; the damaged file is kept aside, renamed. The new
+    file is built in a folder beside the database and moved in only when it is complete, so a
+    failure on the way (a full disk, a kill) leaves the damaged file where it was and nothing else.
+    The caller closes its connections first."""
     from gpudesk.core.catalogue.service import Catalogue
 
     database = Path(database) if database else paths.database_path()
-    aside = backup.set_aside(database, "damaged")
-    report = RepairReport(database, aside)
-    catalogue = Catalogue.open(f"sqlite:///{database}", data_dir)
-    catalogue.close()
-    if aside is None:
-        return report
-    with tempfile.TemporaryDirectory(prefix="gpudesk-repair-") as work:
-        # work on a copy, so that the damaged file and its -wal stay exactly as they were
-        copy = Path(work) / "damaged.sqlite3"
-        shutil.copyfile(aside, copy)
-        for suffix in ("-wal",):
-            side = aside.with_name(aside.name + suffix)
-            if side.exists():
-                shutil.copyfile(side, copy.with_name(copy.name + suffix))
-        imported = _salvage(copy, database, report)
+    report = RepairReport(database, None)
+    _remove_stale_staging(database)
+    staging = Path(tempfile.mkdtemp(prefix=f".{database.stem}-repair-", dir=database.parent))
+    try:
+        staged = staging / database.name
+        Catalogue.open(f"sqlite:///{staged}", data_dir).close()
+        imported = None
+        if database.exists():
+            with tempfile.TemporaryDirectory(prefix="gpudesk-repair-") as work:
+                # read a copy, so that the damaged file and its -wal stay exactly as they were
+                copy = Path(work) / "damaged.sqlite3"
+                shutil.copyfile(database, copy)
+                side = database.with_name(database.name + "-wal")
+                if side.exists():
+                    shutil.copyfile(side, copy.with_name(copy.name + "-wal"))
+                imported = _salvage(copy, staged, report)
+        _settle(staged)
+        report.aside = backup.set_aside(database, "damaged")
+        os.replace(staged, database)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     if imported:
         catalogue = Catalogue.open(f"sqlite:///{database}", data_dir)
         try:
             catalogue.sync_if_needed(force=True)  # the imported catalogue's kept files, when they are there
         finally:
             catalogue.close()
-    log.warning("repaired %s: salvaged %s, lost %s, incomplete %s", database, report.salvaged, report.lost,
+    log.info("repaired %s: salvaged %s, lost %s, incomplete %s", database, report.salvaged, report.lost,
                 report.incomplete)
     return report
 
 
+def _remove_stale_staging(database: Path) -> None:
+    """Folders a repair that was killed left beside the database (an hour old: not one running)."""
+    import time
+
+    for folder in database.parent.glob(f".{database.stem}-repair-*"):
+        try:
+            if folder.is_dir() and time.time() - folder.stat().st_mtime > 3600:
+                shutil.rmtree(folder, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def _settle(path: Path) -> None:
+    """Fold the -wal of a closed database into the file and flush it: one file, ready to move."""
+    conn = sqlite3.connect(path, timeout=backup.lock_timeout_s())
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.execute("PRAGMA journal_mode=DELETE")  # drops the -wal and -shm; the next open sets WAL again
+    finally:
+        conn.close()
+    with open(path, "rb+") as handle:
+        os.fsync(handle.fileno())
+
+
 def _salvage(source: Path, target: Path, report: RepairReport) -> str | None:
-    """Copy the user's rows from `source` to `target`; returns the imported-bundle meta, if read."""
+    """Copy the user's rows from `source` to `target`; returns the imported-bundle meta, if read.
+
+    SQLite's own reads come first (a scan of each table, then lookups by rowid past a damaged
+    page); then the file is read page by page (pagescan), which finds the rows on leaf pages that
+    no path from the table's root reaches any more. Where both read a rowid, SQLite's row wins."""
+    dst = sqlite3.connect(target, timeout=backup.lock_timeout_s())
+    src = None
     try:
-        src = sqlite3.connect(source)
-        tables = {r[0] for r in src.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    except sqlite3.DatabaseError as exc:
-        report.unreadable = str(exc)
-        return None
-    dst = sqlite3.connect(target, timeout=30)
-    imported = None
-    try:
-        for table, user_rows in USER_TABLES:
-            if table not in tables:
-                continue
+        schema = pagescan.tables_of(dst)
+        src, tables = _open_damaged(source, report)
+        if src is not None:
             try:
-                columns = [r[1] for r in src.execute(f"PRAGMA table_info({table})")]
+                schema = {**schema, **pagescan.tables_of(src)}  # the damaged file's own column order
             except sqlite3.DatabaseError:
-                report.incomplete.append(table)
+                pass
+        pages: list[pagescan.ScanResult] = []
+
+        def page_rows(table: str) -> dict[int, tuple]:
+            if not pages:
+                try:
+                    pages.append(pagescan.scan(source, {t: schema[t] for t, _ in USER_TABLES if t in schema}))
+                except (OSError, MemoryError) as exc:
+                    log.warning("the pages of %s could not be read: %s", source, exc)
+                    pages.append(pagescan.ScanResult())
+            return pages[0].rows.get(table, {})
+
+        dst_columns = {t: [c.name for c in table.columns] for t, table in pagescan.tables_of(dst).items()}
+        for table, user_rows in USER_TABLES:
+            if table not in dst_columns or table not in schema:
                 continue
-            wanted = [c for c in columns if c in {r[1] for r in dst.execute(f"PRAGMA table_info({table})")}]
-            rowids, complete = _rowids(src, table, user_rows)
+            columns = [c.name for c in schema[table].columns]
+            wanted = [c for c in columns if c in dst_columns[table]]
+            rows: dict[int, tuple] = {}  # rowid -> values of `wanted`
+            failed: list[int] = []
+            complete = False
+            if src is not None and table in tables:
+                complete, failed = _read_rows(src, table, user_rows, wanted, rows, page_rows)
             if not complete:
                 report.incomplete.append(table)
-            salvaged = lost = 0
-            select = f"SELECT {', '.join(wanted)} FROM {table} WHERE rowid = ?"  # noqa: S608 - fixed names
+            # the pages too, even after a scan that ended without an error: in a damaged file a
+            # broken pointer can lead a scan past leaf pages without SQLite noticing
+            index = {c: i for i, c in enumerate(columns)}
+            for rowid, values in page_rows(table).items():
+                if rowid in rows or not _is_users(values, index, user_rows):
+                    continue
+                rows[rowid] = tuple(values[index[c]] for c in wanted)
+            lost = sum(1 for rowid in failed if rowid not in rows)
             insert = f"INSERT OR REPLACE INTO {table} ({', '.join(wanted)}) VALUES ({', '.join('?' * len(wanted))})"  # noqa: S608
-            for rowid in rowids:
+            salvaged = 0
+            for rowid in sorted(rows):
                 try:
-                    row = src.execute(select, (rowid,)).fetchone()
-                    if row is None:
-                        raise sqlite3.DatabaseError("row vanished")
-                    dst.execute(insert, row)
+                    dst.execute(insert, rows[rowid])
                     salvaged += 1
-                except sqlite3.Error as exc:
+                except sqlite3.Error as exc:  # refused by the new schema (a value of the wrong kind)
                     log.info("%s row %s not salvaged: %s", table, rowid, exc)
                     lost += 1
             report.salvaged[table] = salvaged
             report.lost[table] = lost
-        if "catalogue_meta" in tables:
-            try:
-                row = src.execute("SELECT value FROM catalogue_meta WHERE key = ?", (IMPORTED_META,)).fetchone()
-                if row and row[0]:
-                    imported = row[0]
-                    dst.execute("INSERT OR REPLACE INTO catalogue_meta (key, value) VALUES (?, ?)", (IMPORTED_META, imported))
-            except sqlite3.Error:
-                pass
+        imported = _imported_meta(src, tables) if src is not None else None
+        if imported:
+            dst.execute("INSERT OR REPLACE INTO catalogue_meta (key, value) VALUES (?, ?)", (IMPORTED_META, imported))
         dst.commit()
     finally:
         dst.close()
-        src.close()
+        if src is not None:
+            src.close()
     return imported
 
 
-def _rowids(conn: sqlite3.Connection, table: str, user_rows: str | None) -> tuple[list[int], bool]:
+def _open_damaged(source: Path, report: RepairReport) -> tuple[sqlite3.Connection | None, set[str]]:
+    try:
+        src = sqlite3.connect(source)
+        return src, {r[0] for r in src.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as exc:
+        report.unreadable = str(exc)  # SQLite cannot read the schema: only the pages are left
+        return None, set()
+
+
+def _read_rows(src: sqlite3.Connection, table: str, user_rows: str | None, wanted: list[str],
+               rows: dict[int, tuple], page_rows) -> tuple[bool, list[int]]:
+    """SQLite's reads of the user's rows of `table` into `rows`; (whether it read the whole
+    table, the rowids it saw but could not read)."""
+    rowids, complete = _rowids(src, table, user_rows, lambda: max(page_rows(table), default=0))
+    select = f"SELECT {', '.join(wanted)} FROM {table} WHERE rowid = ?"  # noqa: S608 - fixed names
+    failed = []
+    for rowid in rowids:
+        try:
+            row = src.execute(select, (rowid,)).fetchone()
+            if row is None:
+                raise sqlite3.DatabaseError("row vanished")
+            rows[rowid] = tuple(row)
+        except sqlite3.Error as exc:
+            log.info("%s row %s not read: %s", table, rowid, exc)
+            failed.append(rowid)
+    return complete, failed
+
+
+def _is_users(values: tuple, index: dict[str, int], user_rows: str | None) -> bool:
+    if user_rows is None:
+        return True
+    origin = values[index["origin"]] if "origin" in index and index["origin"] < len(values) else None
+    return origin is not None and origin != "bundled"
+
+
+def _imported_meta(src: sqlite3.Connection, tables: set[str]) -> str | None:
+    if "catalogue_meta" not in tables:
+        return None
+    try:
+        row = src.execute("SELECT value FROM catalogue_meta WHERE key = ?", (IMPORTED_META,)).fetchone()
+    except sqlite3.Error:
+        return None
+    return row[0] if row and row[0] else None
+
+
+def _rowids(conn: sqlite3.Connection, table: str, user_rows: str | None, pages_upper) -> tuple[list[int], bool]:
     """The rowids of the user's rows in `table`, and whether every row could be looked at.
 
-    A full scan stops at the first damaged page; then each rowid up to the largest is looked up on
-    its own (one path down the b-tree), which reaches the rows on every page still sound."""
+    A full scan stops at the first damaged page; then each rowid up to the largest (as SQLite or
+    the page scan, `pages_upper()`, knows it) is looked up on its own (one path down the b-tree),
+    which reaches the rows on every page still sound."""
     where = f" AND ({user_rows})" if user_rows else ""
     try:
         found = [r[0] for r in conn.execute(f"SELECT rowid FROM {table} NOT INDEXED WHERE 1{where} ORDER BY rowid")]  # noqa: S608
@@ -179,7 +280,7 @@ def _rowids(conn: sqlite3.Connection, table: str, user_rows: str | None) -> tupl
                 break
         except sqlite3.DatabaseError:
             continue
-    upper = upper or PROBE_LIMIT
+    upper = max(upper, pages_upper())
     found = []
     probe = f"SELECT rowid FROM {table} WHERE rowid = ?{where}"  # noqa: S608 - fixed names
     for rowid in range(1, min(upper, PROBE_LIMIT) + 1):

@@ -49,7 +49,7 @@ class Catalogue(CatalogueReader):
     @classmethod
     def open(cls, url: str | None = None, data_dir: Path | None = None) -> Catalogue:
         """Open (creating or upgrading) the database and load the bundled catalogue if it changed."""
-        from sqlalchemy.exc import DatabaseError
+        from sqlalchemy.exc import DatabaseError, IntegrityError
 
         engine = db.make_engine(url)
         database = db.sqlite_file(engine)
@@ -60,7 +60,10 @@ class Catalogue(CatalogueReader):
                     backup.make_backup(database, "before-migration")
             db.migrate(engine)
             catalogue = cls(engine, data_dir or paths.bundled_data_dir())
-            catalogue.sync_if_needed()
+            try:
+                catalogue.sync_if_needed()
+            except IntegrityError:  # another program loaded the same catalogue at the same moment:
+                catalogue.sync_if_needed()  # after its commit there is nothing left to load
         except DatabaseError as exc:
             engine.dispose()
             if database is not None and backup.is_damage(exc):

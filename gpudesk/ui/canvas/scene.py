@@ -8,7 +8,7 @@ from PySide6.QtGui import QColor, QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from gpudesk.core.cluster.model import ClusterGraph, Link, Node
-from gpudesk.ui.canvas.items import GRID, LinkItem, NodeItem, OverviewItem, PendingLinkItem
+from gpudesk.ui.canvas.items import GRID, NODE_H, NODE_W, LinkItem, NodeItem, OverviewItem, PendingLinkItem
 
 
 class ClusterScene(QGraphicsScene):
@@ -31,6 +31,11 @@ class ClusterScene(QGraphicsScene):
         self.overview = OverviewItem(self)
         self.addItem(self.overview)
         self._refresh_pending = False
+        # a batch edit (see ClusterGraph.batch) queues the items it adds and makes them at its end
+        self._queued_nodes: dict[str, Node] = {}
+        self._queued_links: dict[str, Link] = {}
+        self._problems: dict[str, str] = {}  # what set_problems last marked
+        graph.subscribe_batch(self._batch)
         self.selectionChanged.connect(self.overview.invalidate)
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self.setSceneRect(QRectF(-2000, -2000, 6000, 4000))
@@ -50,12 +55,11 @@ class ClusterScene(QGraphicsScene):
         self.overview.setVisible(False)
         self.node_items.clear()
         self.link_items.clear()
+        self._problems = {}
         self._pending = None
-        for node in self.graph.nodes.values():
-            self._node_added(node)
-        for link in self.graph.links.values():
-            self._link_added(link)
-        self._grow_rect()
+        self._queued_nodes = dict(self.graph.nodes)
+        self._queued_links = dict(self.graph.links)
+        self._add_queued()
         self.set_overview(overview_on)
 
     def set_overview(self, on: bool) -> None:
@@ -72,7 +76,9 @@ class ClusterScene(QGraphicsScene):
         self.overview.setVisible(on)
 
     def _structure_changed(self) -> None:
-        """Nodes came or went: recompute the overview's extent once, after the whole edit."""
+        """Nodes or links came or went: the overview forgets its arrays at once (it must never draw
+        items that are gone) and recomputes its extent once, after the whole edit."""
+        self.overview.forget()
         if self.overview.isVisible() and not self._refresh_pending:
             self._refresh_pending = True
             QTimer.singleShot(0, self._refresh_overview)
@@ -82,20 +88,53 @@ class ClusterScene(QGraphicsScene):
         if self.overview.isVisible():
             self.overview.refresh()
 
+    def _batch(self, begins: bool) -> None:
+        if not begins and (self._queued_nodes or self._queued_links):
+            self._add_queued()
+
+    def _add_queued(self) -> None:
+        """The items a batch edit added, made in one pass: the scene rect grows once and the
+        overview is refreshed once. (Switching the BSP index off while they go in and on again
+        afterwards was tried: Qt 6.8 then spends seconds in every repaint of 70,000 items.)"""
+        nodes, links = list(self._queued_nodes.values()), list(self._queued_links.values())
+        self._queued_nodes, self._queued_links = {}, {}
+        hidden = self.overview.isVisible()
+        for node in nodes:
+            self._make_node_item(node, hidden)
+        labels: dict[tuple[str, int], tuple[str, str]] = {}  # a fat tree repeats a few kinds of link
+        for link in links:
+            key = (link.kind, link.count)
+            info = labels.get(key)
+            if info is None:
+                info = labels[key] = self.link_info(link)
+            self._make_link_item(link, info, hidden)
+        if nodes:
+            xs = [n.x for n in nodes]
+            ys = [n.y for n in nodes]
+            self._grow_rect(rect=QRectF(min(xs), min(ys), max(xs) - min(xs) + NODE_W, max(ys) - min(ys) + NODE_H))
+            self._structure_changed()
+        self.overview.invalidate()
+
     def _node_added(self, node: Node) -> None:
-        item = NodeItem(node.id)
-        if self.overview.isVisible():
-            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
+        if self.graph.in_batch:
+            self._queued_nodes[node.id] = node
+            return
+        item = self._make_node_item(node, self.overview.isVisible())
+        self._grow_rect(item.sceneBoundingRect())
+        self._structure_changed()
+
+    def _make_node_item(self, node: Node, hidden: bool) -> NodeItem:
+        item = NodeItem(node.id, QPointF(node.x, node.y), hidden)
         item.snap = self.snap
-        item.setPos(node.x, node.y)
         title, caption = self.describe(node)
         item.set_content(node.kind, title, caption, node.count)
         self.addItem(item)
         self.node_items[node.id] = item
-        self._grow_rect(item)
-        self._structure_changed()
+        return item
 
     def _node_removed(self, node: Node) -> None:
+        if self._queued_nodes.pop(node.id, None) is not None:
+            return
         item = self.node_items.pop(node.id, None)
         if item is not None:
             self.removeItem(item)
@@ -113,35 +152,44 @@ class ClusterScene(QGraphicsScene):
         self.overview.invalidate()
 
     def _link_added(self, link: Link) -> None:
+        if self.graph.in_batch:
+            self._queued_links[link.id] = link
+            return
+        self._make_link_item(link, self.link_info(link), self.overview.isVisible())
+        self._structure_changed()
+
+    def _make_link_item(self, link: Link, info: tuple[str, str], hidden: bool) -> LinkItem | None:
         source, target = self.node_items.get(link.source), self.node_items.get(link.target)
         if source is None or target is None:
-            return
-        item = LinkItem(link.id, source, target)
-        if self.overview.isVisible():
-            item.setFlag(QGraphicsItem.GraphicsItemFlag.ItemHasNoContents, True)
-        family, label = self.link_info(link)
-        item.set_content(family, label)
+            return None
+        item = LinkItem(link.id, source, target, hidden)
+        item.set_content(*info)
         self.addItem(item)
         self.link_items[link.id] = item
-        self.overview.invalidate()
+        return item
 
     def _link_removed(self, link: Link) -> None:
+        if self._queued_links.pop(link.id, None) is not None:
+            return
         item = self.link_items.pop(link.id, None)
         if item is not None:
             item.detach()
             self.removeItem(item)
-            self.overview.invalidate()
+            self._structure_changed()
 
     def _link_changed(self, link: Link, changed: tuple) -> None:
         item = self.link_items.get(link.id)
         if item is not None:
             family, label = self.link_info(link)
             item.set_content(family, label)
-            self.overview.invalidate()
+            self._structure_changed()
 
-    def _grow_rect(self, item=None) -> None:
-        rect = self.itemsBoundingRect() if item is None else self.sceneRect().united(item.sceneBoundingRect())
-        self.setSceneRect(self.sceneRect().united(rect.adjusted(-1500, -1500, 1500, 1500)))
+    def _grow_rect(self, rect: QRectF | None = None) -> None:
+        """Room around the drawing to pan into; grows only (a shrinking scene would jump the view)."""
+        rect = self.itemsBoundingRect() if rect is None else rect
+        grown = self.sceneRect().united(rect.adjusted(-1500, -1500, 1500, 1500))
+        if grown != self.sceneRect():
+            self.setSceneRect(grown)
 
     def set_snap(self, on: bool) -> None:
         self.snap = on
@@ -149,11 +197,20 @@ class ClusterScene(QGraphicsScene):
             item.snap = on
 
     def set_problems(self, problems: dict[str, str]) -> None:
-        for node_id, item in self.node_items.items():
-            item.set_problem(problems.get(node_id, ""))
-        for link_id, item in self.link_items.items():
-            item.set_problem(problems.get(link_id, ""))
-        self.overview.invalidate()
+        """Mark the items with problems; only those whose mark changed are touched (an edit of a
+        10,000-node cluster must not visit every item)."""
+        changed = False
+        for item_id in self._problems.keys() | problems.keys():
+            text = problems.get(item_id, "")
+            if self._problems.get(item_id, "") == text:
+                continue
+            item = self.node_items.get(item_id) or self.link_items.get(item_id)
+            if item is not None:
+                item.set_problem(text)
+                changed = True
+        self._problems = dict(problems)
+        if changed:
+            self.overview.invalidate()
 
     def selected_ids(self) -> tuple[list[str], list[str]]:
         nodes = [i.node_id for i in self.selectedItems() if isinstance(i, NodeItem)]

@@ -28,10 +28,11 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.core import paths
-from gpudesk.core.cluster.commands import AddItems, Command, MoveNodes, RemoveItems, SetLink, SetNode
+from gpudesk.core.cluster.commands import AddItems, Command, MoveNodes, RemoveItems, SetCountUnlinked, SetLink, SetNode
 from gpudesk.core.cluster.convert import (
     GraphAnalysis,
     graph_for_scenario,
+    machine_count,
     make_node,
     node_caption,
     palette_items,
@@ -65,10 +66,12 @@ class GraphCommand(QUndoCommand):
         self.graph = graph
 
     def redo(self) -> None:
-        self.command.redo(self.graph)
+        with self.graph.batch():  # listeners defer their work to the end of the edit
+            self.command.redo(self.graph)
 
     def undo(self) -> None:
-        self.command.undo(self.graph)
+        with self.graph.batch():
+            self.command.undo(self.graph)
 
     def id(self) -> int:
         key = self.command.merge_key()
@@ -218,7 +221,9 @@ class _EstimateJob:
     """One estimate of the drawn cluster: what the UI thread resolved, for the worker to compute."""
 
     problems: list = field(default_factory=list)
-    machines: list = field(default_factory=list)
+    machines: list = field(default_factory=list)  # the machine nodes the estimate counts
+    unlinked: list = field(default_factory=list)  # machine nodes left out: no link to the rest
+    context: dict = field(default_factory=dict)  # the site's PUE and the systems' rated power, for the panel
     option: Option | None = None
     resolved: object = None
     error: str = ""
@@ -253,6 +258,7 @@ class ClusterView(QWidget):
         self.base: dict = json.loads(json.dumps(DEFAULT_BASE))
         self.path: Path | None = None
         self.estimate = None
+        self.estimate_context: dict = {}  # the PUE and rated system power the estimate rests on
         self.problems = []
         self.last_update_ms = 0.0
         self._session = 0
@@ -281,6 +287,7 @@ class ClusterView(QWidget):
 
         for event in ClusterGraph.EVENTS:
             self.graph.subscribe(event, self._graph_changed)
+        self.graph.subscribe_batch(lambda begins: None if begins else self._graph_changed())
         self.scene.nodes_moved.connect(lambda moves: self.push(MoveNodes(moves)))
         self.scene.link_requested.connect(self.connect_nodes)
         self.scene.selectionChanged.connect(self._selection_changed)
@@ -291,6 +298,7 @@ class ClusterView(QWidget):
         self.properties.edit_finished.connect(self._end_session)
         self.panel.workload_chosen.connect(self._workload_chosen)
         self.panel.rent_chosen.connect(self._rent_chosen)
+        self.panel.count_unlinked_changed.connect(lambda on: self.push(SetCountUnlinked(on)))
 
         title = QLabel("Cluster")
         title.setObjectName("pageTitle")
@@ -473,6 +481,8 @@ class ClusterView(QWidget):
 
     # ------------------------------------------------------------------ estimates
     def _graph_changed(self, *_args) -> None:
+        if self.graph.in_batch:
+            return  # once, when the whole edit is done (a pasted fat tree is 70,000 events)
         self.schedule()
         self._refresh_properties()
 
@@ -541,7 +551,9 @@ class ClusterView(QWidget):
         from gpudesk.core.settings import load_settings
 
         job.problems = self.analysis.problems()
-        job.machines = [n for n in self.graph.nodes.values() if n.kind != "switch"]
+        job.unlinked = self.analysis.unlinked()
+        left_out = {n.id for n in job.unlinked}
+        job.machines = [n for n in self.graph.nodes.values() if n.kind != "switch" and n.id not in left_out]
         if job.machines:
             try:
                 scenario = self.current_scenario(with_canvas=False)
@@ -549,6 +561,13 @@ class ClusterView(QWidget):
                 settings = load_settings()
                 job.resolved = resolve_option(scenario, job.option, self.catalogue, "cluster", settings,
                                               active_calibrations(self.catalogue, settings))
+                rated: dict[str, list] = {}
+                for g in job.resolved.inputs.groups:
+                    if g.system_power_w and g.cloud is None:
+                        entry = rated.setdefault(g.label or g.device.name, [0, g.system_power_w])
+                        entry[0] += g.nodes
+                job.context = {"pue": job.resolved.inputs.site.pue,
+                               "rated": [(label, n, watts) for label, (n, watts) in rated.items()]}
             except (ScenarioError, ResolveError, ValueError) as exc:
                 job.error = f"Cannot estimate: {exc}"
         return job
@@ -568,7 +587,10 @@ class ClusterView(QWidget):
         self.problems = job.problems
         self.scene.set_problems({k: "\n".join(v) for k, v in messages.items()})
         self.last_update_ms = (time.perf_counter() - start) * 1000
-        self.panel.show_estimate(est, self.last_update_ms)
+        self.estimate_context = job.context
+        self.panel.show_estimate(est, self.last_update_ms, job.context)
+        self.panel.show_unlinked(machine_count(job.unlinked), [n.label or n.item for n in job.unlinked],
+                                 self.graph.count_unlinked)
         if error:
             self.panel.status.setText(error)
         if est is None and not job.machines:
