@@ -15,7 +15,7 @@ from __future__ import annotations
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from gpudesk.core.catalogue.models import Base
+from gpudesk.core.storage import Base
 
 
 class BenchImport(Base):

@@ -67,7 +67,6 @@ def current_revision(engine: Engine) -> str | None:
 
 def migrate(engine: Engine, revision: str = "head") -> None:
     """Bring the schema to `revision` (default: the newest)."""
-    import gpudesk.core.benchmarks.models  # noqa: F401  (their tables belong to Base.metadata too)
     if revision == "head" and current_revision(engine) == HEAD_REVISION:
         return
     from alembic import command

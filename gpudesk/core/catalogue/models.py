@@ -5,15 +5,12 @@ each schema explicitly; a test checks that the models and the newest migration a
 from __future__ import annotations
 
 from sqlalchemy import JSON, Boolean, Float, Integer, String, Text
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column
 
 from gpudesk.core.catalogue.derived import DERIVED_KINDS
 from gpudesk.core.catalogue.fields import KINDS, Field
 from gpudesk.core.catalogue.reading import ORIGIN_BUNDLED, TABLE_NAMES  # shared with the snapshot reader
-
-
-class Base(DeclarativeBase):
-    pass
+from gpudesk.core.storage import Base  # shared with the benchmark tables
 
 
 class CatalogueMeta(Base):

@@ -2,8 +2,10 @@
 
 from alembic import context
 
+# every table class, so that target_metadata is the whole schema (alembic autogenerate)
 import gpudesk.core.benchmarks.models  # noqa: F401
-from gpudesk.core.catalogue.models import Base
+import gpudesk.core.catalogue.models  # noqa: F401
+from gpudesk.core.storage import Base
 
 config = context.config
 target_metadata = Base.metadata
