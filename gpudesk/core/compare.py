@@ -319,93 +319,102 @@ def _text(value: str) -> Cell:
 
 
 def _rows(results: list[OptionResult]) -> list[Row]:
-    infer = _is_infer(results)
-    rows: list[Row] = []
-
-    def add(key, section, label, unit, better, cells):
-        rows.append(Row(key, section, label, unit, better, cells, outcome=key in OUTCOME_ROWS))
-
-    def per(fn):
-        out = []
-        for r in results:
-            if r.estimate is None or r.inputs is None:
-                out.append(Cell(text="not estimated"))
-            else:
-                out.append(fn(r, r.estimate))
-        return out
-
-    precision = next((r.estimate.precision_used for r in results if r.estimate and r.estimate.precision_used), "")
-    fmt1 = lambda v: format_number(v)  # noqa: E731
-
-    add("hardware", "Configuration", "Hardware", "", None, [_text(r.hardware or r.error or "—") for r in results])
-    add("devices", "Configuration", "Accelerators", "", None, per(lambda r, e: _cell(e.devices, fmt1)))
-    add("peak_device", "Configuration", f"Dense peak per device ({precision.upper() or 'workload precision'})",
-        "TFLOPS", HIGHER, per(lambda r, e: _cell(_peak(r, e), fmt1)))
-    add("peak_total", "Configuration", "Dense peak, all devices", "PFLOPS", HIGHER,
-        per(lambda r, e: _cell(e.peak_pflops if e.peak_pflops else None, _sig3)))
-    add("memory_device", "Configuration", "Memory per device", "GB", HIGHER,
-        per(lambda r, e: _cell(_device(r).memory_gb, fmt1)))
-    # explanations, not outcomes: no winner (separate boards' memory is not one pool; a low TDP or a
-    # high utilisation is not what a buyer pays for)
-    add("memory_total", "Configuration", "Memory, all devices", "GB", None,
-        per(lambda r, e: _cell((_device(r).memory_gb or 0) * e.devices or None, fmt1)))
-    add("bandwidth", "Configuration", "Memory bandwidth per device", "GB/s", HIGHER,
-        per(lambda r, e: _cell(_device(r).mem_bandwidth_gbs, fmt1)))
-    add("tdp", "Configuration", "TDP per device", "W", None, per(lambda r, e: _cell(_device(r).tdp_w, fmt1)))
-    add("links", "Configuration", "Links (inside a node / between nodes)", "", None, per(lambda r, e: _text(_links(r))))
-
-    add("fits", "Estimates", "Fits in memory", "", HIGHER, per(lambda r, e: Cell(
-        1.0 if e.memory.fits else 0.0, None, None, _fits_text(e))))
-    ok = lambda e: e.feasible  # noqa: E731
-    add("plan", "Estimates", "Serving layout" if infer else "Parallel plan", "", None,
-        per(lambda r, e: _text(plan_text(e) if ok(e) else "—")))
-    if not infer:
-        add("step", "Estimates", "Where each step's time goes", "", None,
-            per(lambda r, e: _text(step_text(e) if ok(e) else "—")))
-    if infer:
-        add("decode_user", "Estimates", "Decode speed per user", "tokens/s", HIGHER,
-            per(lambda r, e: _cell_range(e.decode_tokens_per_s_per_user if ok(e) else None, lambda v: f"{v:,.1f}")))
-        add("decode_total", "Estimates", "Decode speed, all users", "tokens/s", HIGHER,
-            per(lambda r, e: _cell_range(e.tokens_per_s if ok(e) else None, lambda v: f"{v:,.0f}")))
-        add("ttft", "Estimates", "Time to first token", "", LOWER,
-            per(lambda r, e: _cell_range(e.ttft_s if ok(e) else None, duration)))
-    else:
-        add("time", "Estimates", "Time to train", "", LOWER,
-            per(lambda r, e: _cell_range(e.time_s if ok(e) else None, duration)))
-        add("throughput", "Estimates", "Throughput", "tokens/s", HIGHER,
-            per(lambda r, e: _cell_range(e.tokens_per_s if ok(e) else None, lambda v: si(v))))
-        add("mfu", "Estimates", "Model FLOP utilisation", "", None,
-            per(lambda r, e: _cell_range(e.mfu if ok(e) else None, lambda v: f"{v:.0%}")))
-    add("power", "Estimates", "Power, with PUE", "kW", None,
-        per(lambda r, e: _cell_range(e.power_w.scaled(1e-3) if ok(e) and e.power_w and e.power_w.likely else None,
-                                     _sig3)))
-    run = "round of requests" if infer else "run"
-    add("energy", "Estimates", f"Energy per {run}", "kWh", LOWER,
-        per(lambda r, e: _cell_range(e.energy_kwh if ok(e) else None, _sig3)))
-    add("co2", "Estimates", f"CO2 per {run}", "kg CO2e", LOWER,
-        per(lambda r, e: _cell_range(e.co2_kg if ok(e) else None, _sig3)))
-    if any(r.inputs is not None and r.inputs.finance.embodied for r in results):
-        add("embodied", "Estimates", f"Embodied CO2 per {run} (making the hardware)", "kg CO2e", LOWER,
-            per(lambda r, e: _embodied_cell(r, e)))
-
-    add("cost_run", "Cost", f"Cost per {run}", "$", LOWER, per(_cost_cell))
-    add("capex", "Cost", "Purchase (capex)", "$", LOWER, per(lambda r, e: _capex_cell(r, e)))
-    add("break_even_runs", "Cost", "Break-even against renting", "runs", LOWER,
-        per(lambda r, e: _cell(e.cost.break_even_runs if ok(e) else None, lambda v: f"{v:,.1f}")))
-    add("break_even_months", "Cost", "Break-even at the stated utilisation", "months", LOWER,
-        per(lambda r, e: _cell(e.cost.break_even_months if ok(e) else None, lambda v: f"{v:,.1f}")))
-    if infer:
-        add("per_dollar", "Value", "Output tokens per dollar", "tokens/$", HIGHER, per(_tokens_per_dollar))
-    else:
-        add("per_dollar", "Value", "Tokens trained per dollar", "tokens/$", HIGHER, per(_tokens_per_dollar))
-    add("per_watt", "Value", "Throughput per kW", "tokens/s/kW", HIGHER, per(_per_kw))
+    builder = _RowBuilder(results)
+    builder.configuration()
+    builder.estimates()
+    builder.cost_and_value()
     feasible = [r.ok for r in results]
-    for row in rows:
+    for row in builder.rows:
         if not row.outcome:
             continue  # a specification or an explanation: no star
         row.winners = _winners(row, None if row.key == "fits" else feasible)
         row.winners, row.remark = _clear_lead(row)
-    return rows
+    return builder.rows
+
+
+def _fmt1(v: float) -> str:
+    return format_number(v)
+
+
+class _RowBuilder:
+    """The comparison's rows, section by section, one cell per configuration."""
+
+    def __init__(self, results: list[OptionResult]) -> None:
+        self.results = results
+        self.infer = _is_infer(results)
+        self.rows: list[Row] = []
+
+    def add(self, key, section, label, unit, better, cells) -> None:
+        self.rows.append(Row(key, section, label, unit, better, cells, outcome=key in OUTCOME_ROWS))
+
+    def per(self, fn) -> list[Cell]:
+        return [Cell(text="not estimated") if r.estimate is None or r.inputs is None else fn(r, r.estimate)
+                for r in self.results]
+
+    def estimated(self, value_of, fmt) -> list[Cell]:
+        """A range from each feasible estimate (`value_of(estimate)`), blank where it cannot run."""
+        return self.per(lambda r, e: _cell_range(value_of(e) if e.feasible else None, fmt))
+
+    def configuration(self) -> None:
+        results, add, per = self.results, self.add, self.per
+        precision = next((r.estimate.precision_used for r in results if r.estimate and r.estimate.precision_used), "")
+        add("hardware", "Configuration", "Hardware", "", None, [_text(r.hardware or r.error or "—") for r in results])
+        add("devices", "Configuration", "Accelerators", "", None, per(lambda r, e: _cell(e.devices, _fmt1)))
+        add("peak_device", "Configuration", f"Dense peak per device ({precision.upper() or 'workload precision'})",
+            "TFLOPS", HIGHER, per(lambda r, e: _cell(_peak(r, e), _fmt1)))
+        add("peak_total", "Configuration", "Dense peak, all devices", "PFLOPS", HIGHER,
+            per(lambda r, e: _cell(e.peak_pflops if e.peak_pflops else None, _sig3)))
+        add("memory_device", "Configuration", "Memory per device", "GB", HIGHER,
+            per(lambda r, e: _cell(_device(r).memory_gb, _fmt1)))
+        # explanations, not outcomes: no winner (separate boards' memory is not one pool; a low TDP or a
+        # high utilisation is not what a buyer pays for)
+        add("memory_total", "Configuration", "Memory, all devices", "GB", None,
+            per(lambda r, e: _cell((_device(r).memory_gb or 0) * e.devices or None, _fmt1)))
+        add("bandwidth", "Configuration", "Memory bandwidth per device", "GB/s", HIGHER,
+            per(lambda r, e: _cell(_device(r).mem_bandwidth_gbs, _fmt1)))
+        add("tdp", "Configuration", "TDP per device", "W", None, per(lambda r, e: _cell(_device(r).tdp_w, _fmt1)))
+        add("links", "Configuration", "Links (inside a node / between nodes)", "", None,
+            per(lambda r, e: _text(_links(r))))
+
+    def estimates(self) -> None:
+        add, per, est, infer = self.add, self.per, self.estimated, self.infer
+        add("fits", "Estimates", "Fits in memory", "", HIGHER, per(lambda r, e: Cell(
+            1.0 if e.memory.fits else 0.0, None, None, _fits_text(e))))
+        add("plan", "Estimates", "Serving layout" if infer else "Parallel plan", "", None,
+            per(lambda r, e: _text(plan_text(e) if e.feasible else "—")))
+        if infer:
+            add("decode_user", "Estimates", "Decode speed per user", "tokens/s", HIGHER,
+                est(lambda e: e.decode_tokens_per_s_per_user, lambda v: f"{v:,.1f}"))
+            add("decode_total", "Estimates", "Decode speed, all users", "tokens/s", HIGHER,
+                est(lambda e: e.tokens_per_s, lambda v: f"{v:,.0f}"))
+            add("ttft", "Estimates", "Time to first token", "", LOWER, est(lambda e: e.ttft_s, duration))
+        else:
+            add("step", "Estimates", "Where each step's time goes", "", None,
+                per(lambda r, e: _text(step_text(e) if e.feasible else "—")))
+            add("time", "Estimates", "Time to train", "", LOWER, est(lambda e: e.time_s, duration))
+            add("throughput", "Estimates", "Throughput", "tokens/s", HIGHER, est(lambda e: e.tokens_per_s, si))
+            add("mfu", "Estimates", "Model FLOP utilisation", "", None, est(lambda e: e.mfu, lambda v: f"{v:.0%}"))
+        add("power", "Estimates", "Power, with PUE", "kW", None,
+            est(lambda e: e.power_w.scaled(1e-3) if e.power_w and e.power_w.likely else None, _sig3))
+        run = "round of requests" if infer else "run"
+        add("energy", "Estimates", f"Energy per {run}", "kWh", LOWER, est(lambda e: e.energy_kwh, _sig3))
+        add("co2", "Estimates", f"CO2 per {run}", "kg CO2e", LOWER, est(lambda e: e.co2_kg, _sig3))
+        if any(r.inputs is not None and r.inputs.finance.embodied for r in self.results):
+            add("embodied", "Estimates", f"Embodied CO2 per {run} (making the hardware)", "kg CO2e", LOWER,
+                per(lambda r, e: _embodied_cell(r, e)))
+
+    def cost_and_value(self) -> None:
+        add, per = self.add, self.per
+        run = "round of requests" if self.infer else "run"
+        add("cost_run", "Cost", f"Cost per {run}", "$", LOWER, per(_cost_cell))
+        add("capex", "Cost", "Purchase (capex)", "$", LOWER, per(lambda r, e: _capex_cell(r, e)))
+        add("break_even_runs", "Cost", "Break-even against renting", "runs", LOWER,
+            per(lambda r, e: _cell(e.cost.break_even_runs if e.feasible else None, lambda v: f"{v:,.1f}")))
+        add("break_even_months", "Cost", "Break-even at the stated utilisation", "months", LOWER,
+            per(lambda r, e: _cell(e.cost.break_even_months if e.feasible else None, lambda v: f"{v:,.1f}")))
+        what = "Output tokens per dollar" if self.infer else "Tokens trained per dollar"
+        add("per_dollar", "Value", what, "tokens/$", HIGHER, per(_tokens_per_dollar))
+        add("per_watt", "Value", "Throughput per kW", "tokens/s/kW", HIGHER, per(_per_kw))
 
 
 # Rows a buyer chooses by; every other row explains them (peaks, memory, TDP, utilisation, power,
@@ -806,58 +815,82 @@ def recommendation(comp: Comparison) -> str:
     results = comp.results
     ok = [r for r in results if r.ok]
     bad = [r for r in results if not r.ok]
-    parts: list[str] = []
-    infer = _is_infer(results)
     if not ok:
         reasons = "; ".join(f"{r.name}: {(str(r.estimate.reasons[0]) if r.estimate and r.estimate.reasons else r.error)}" for r in bad)
         return f"None of the configurations can run this workload. {reasons}"
+    infer = _is_infer(results)
+    parts: list[str] = []
     if bad:
-        why = []
-        for r in bad:
-            if r.error:
-                why.append(f"{r.name} could not be estimated ({r.error})")
-            else:
-                why.append(f"{r.name} cannot run it ({_why_not(r.estimate.reasons[0])})")
-        parts.append(("Only " + ok[0].name + " can run this workload: " if len(ok) == 1 else "") + "; ".join(why) + ".")
+        parts.append(_cannot_run_sentence(ok, bad))
+    parts += [s for s in (_decode_sentence(ok) if infer else _time_sentence(ok), _cost_sentence(ok, infer)) if s]
+    parts += _break_even_sentences(ok, infer)
+    greenest = min((r for r in ok if r.estimate.co2_kg is not None), key=lambda r: r.estimate.co2_kg.likely, default=None)
+    if greenest is not None and len(ok) > 1:
+        parts.append(f"{greenest.name} emits the least CO2 per {'round' if infer else 'run'} "
+                     f"({greenest.estimate.co2_kg.likely:,.3g} kg at {greenest.inputs.site.grid_gco2e_per_kwh:g} gCO2e/kWh).")
+    parts.append(_rests_on(results, ok))
+    return " ".join(parts)
 
-    if infer:
-        speed = lambda r: r.estimate.decode_tokens_per_s_per_user  # noqa: E731
-        fastest = max(ok, key=lambda r: speed(r).likely)
-        text = (f"{fastest.name} answers {'at' if len(ok) == 1 else 'fastest,'} about {speed(fastest).likely:,.0f} "
-                "tokens/s per user")
-        others = [r for r in ok if r is not fastest]
-        if others:
-            second = max(others, key=lambda r: speed(r).likely)
-            text += f", {speed(fastest).likely / speed(second).likely:,.2g}× {second.name}"
-            text += _overlap_note(speed(fastest), speed(second), higher=True)
-        parts.append(text + ".")
-    else:
-        with_time = [r for r in ok if r.estimate.time_s is not None]
-        if with_time:
-            t = lambda r: r.estimate.time_s  # noqa: E731
-            fastest = min(with_time, key=lambda r: t(r).likely)
-            text = f"{fastest.name} finishes a run{'' if len(with_time) == 1 else ' fastest,'} in about {duration(t(fastest).likely)}"
-            others = [r for r in with_time if r is not fastest]
-            if others:
-                second = min(others, key=lambda r: t(r).likely)
-                text += f" against {duration(t(second).likely)} for {second.name} ({t(second).likely / t(fastest).likely:,.2g}× longer)"
-                text += _overlap_note(t(fastest), t(second), higher=False)
-                why = _why_slower(fastest.estimate, second.estimate)
-                if why:
-                    text += f": {why}"
-            parts.append(text + ".")
+
+def _cannot_run_sentence(ok: list[OptionResult], bad: list[OptionResult]) -> str:
+    why = []
+    for r in bad:
+        if r.error:
+            why.append(f"{r.name} could not be estimated ({r.error})")
+        else:
+            why.append(f"{r.name} cannot run it ({_why_not(r.estimate.reasons[0])})")
+    return ("Only " + ok[0].name + " can run this workload: " if len(ok) == 1 else "") + "; ".join(why) + "."
+
+
+def _decode_sentence(ok: list[OptionResult]) -> str:
+    speed = lambda r: r.estimate.decode_tokens_per_s_per_user  # noqa: E731
+    fastest = max(ok, key=lambda r: speed(r).likely)
+    text = (f"{fastest.name} answers {'at' if len(ok) == 1 else 'fastest,'} about {speed(fastest).likely:,.0f} "
+            "tokens/s per user")
+    others = [r for r in ok if r is not fastest]
+    if others:
+        second = max(others, key=lambda r: speed(r).likely)
+        text += f", {speed(fastest).likely / speed(second).likely:,.2g}× {second.name}"
+        text += _overlap_note(speed(fastest), speed(second), higher=True)
+    return text + "."
+
+
+def _time_sentence(ok: list[OptionResult]) -> str:
+    with_time = [r for r in ok if r.estimate.time_s is not None]
+    if not with_time:
+        return ""
+    t = lambda r: r.estimate.time_s  # noqa: E731
+    fastest = min(with_time, key=lambda r: t(r).likely)
+    text = f"{fastest.name} finishes a run{'' if len(with_time) == 1 else ' fastest,'} in about {duration(t(fastest).likely)}"
+    others = [r for r in with_time if r is not fastest]
+    if others:
+        second = min(others, key=lambda r: t(r).likely)
+        text += f" against {duration(t(second).likely)} for {second.name} ({t(second).likely / t(fastest).likely:,.2g}× longer)"
+        text += _overlap_note(t(fastest), t(second), higher=False)
+        why = _why_slower(fastest.estimate, second.estimate)
+        if why:
+            text += f": {why}"
+    return text + "."
+
+
+def _cost_sentence(ok: list[OptionResult], infer: bool) -> str:
     costed = [(r, _cost_per_run(r, r.estimate)) for r in ok]
     costed = [(r, c) for r, c in costed if c is not None and c.likely > 0]
-    if costed:
-        cheapest, c = min(costed, key=lambda rc: rc[1].likely)
-        per = "round of requests" if infer else "run"
-        text = (f"{cheapest.name} costs {usd(c.likely)} per {per}" if len(costed) == 1 else
-                f"{cheapest.name} costs least per {per}, {usd(c.likely)}")
-        others = [(r, x) for r, x in costed if r is not cheapest]
-        if others:
-            second, c2 = min(others, key=lambda rc: rc[1].likely)
-            text += f" against {usd(c2.likely)} for {second.name} ({1 - c.likely / c2.likely:.0%} less)"
-        parts.append(text + ".")
+    if not costed:
+        return ""
+    cheapest, c = min(costed, key=lambda rc: rc[1].likely)
+    per = "round of requests" if infer else "run"
+    text = (f"{cheapest.name} costs {usd(c.likely)} per {per}" if len(costed) == 1 else
+            f"{cheapest.name} costs least per {per}, {usd(c.likely)}")
+    others = [(r, x) for r, x in costed if r is not cheapest]
+    if others:
+        second, c2 = min(others, key=lambda rc: rc[1].likely)
+        text += f" against {usd(c2.likely)} for {second.name} ({1 - c.likely / c2.likely:.0%} less)"
+    return text + "."
+
+
+def _break_even_sentences(ok: list[OptionResult], infer: bool) -> list[str]:
+    parts = []
     for r in ok:
         e = r.estimate
         if e.cost.break_even_runs is not None and e.cost.capex_usd is not None:
@@ -870,19 +903,18 @@ def recommendation(comp: Comparison) -> str:
         elif e.cost.capex_usd is not None and e.cost.cloud_usd_per_run is not None and e.cost.break_even_runs is None:
             parts.append(f"Buying {r.name} never pays off against renting {e.cost.rent_label}: a rented run costs less "
                          "than running the owned hardware.")
-    greenest = min((r for r in ok if r.estimate.co2_kg is not None), key=lambda r: r.estimate.co2_kg.likely, default=None)
-    if greenest is not None and len(ok) > 1:
-        parts.append(f"{greenest.name} emits the least CO2 per {'round' if infer else 'run'} "
-                     f"({greenest.estimate.co2_kg.likely:,.3g} kg at {greenest.inputs.site.grid_gco2e_per_kwh:g} gCO2e/kWh).")
+    return parts
+
+
+def _rests_on(results: list[OptionResult], ok: list[OptionResult]) -> str:
     overrides = [r.name for r in results if any(entry.overrides for entry in r.option.cluster)]
     sensitive = ["the achieved utilisation (the low–high ranges)"]
     if any(r.estimate and r.estimate.cost.capex_usd for r in ok):
         sensitive.append("how often the hardware is used")
     if overrides:
         sensitive.append(f"the figures this scenario overrides for {', '.join(overrides)}")
-    parts.append("The conclusion rests on " + ", ".join(sensitive[:-1]) + (" and " if len(sensitive) > 1 else "")
-                 + sensitive[-1] + ".")
-    return " ".join(parts)
+    return ("The conclusion rests on " + ", ".join(sensitive[:-1]) + (" and " if len(sensitive) > 1 else "")
+            + sensitive[-1] + ".")
 
 
 def _why_not(finding) -> str:
