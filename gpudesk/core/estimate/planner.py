@@ -495,78 +495,105 @@ def _partial_recompute(memory: MemoryModel, plan: Plan, capacity: float, layers_
 
 def search(ctx: Context) -> SearchResult:
     """The three fastest distinct plans that fit (best first), or the most frugal plan when none fits."""
-    cache: dict = {}
-    best = _Best()
-    smallest: tuple[Plan, float] | None = None
-    evaluated = 0
-    memory = MemoryModel(ctx.w, ctx.s, ctx.rates.flash, ctx.topo.domain)
-    lightest = recomputes(ctx.w)[0]
-    partial = not ctx.w.recompute and ctx.w.checkpointing is None  # free to recompute only some layers
-    exhausted: set[tuple] = set()  # model splits whose data-parallel sizes are all hopeless from here down
-    # best first: the splits whose bound is highest are timed first, so the three best plans are
-    # known early and the rest fall under the bound (a stable sort keeps the fewest-devices-first
-    # order among equal bounds)
-    shapes = list(_shapes(ctx))
-    bounds = [_shape_bound(ctx, tp, cp, pp, dp, lightest, cache) for tp, cp, ep, pp, dp in shapes]
-    order = sorted(range(len(shapes)), key=lambda i: -bounds[i])
-    for i in order:
-        tp, cp, ep, pp, dp = shapes[i]
-        if best.full and bounds[i] < best.floor:
-            break  # every split left is bounded below the third-best plan already timed
-        split = (tp, cp, ep, pp)
-        if split in exhausted:
-            continue
-        pruned = tried = 0
-        for mb, m, v in _variants(ctx, tp, cp, ep, pp, dp):
-            fitted_any = False
-            options = shardings(ctx.w, dp)
-            tried += 1
-            # no variant of this split can beat the three best plans so far: the bound with the
-            # lightest recomputation and no communication is already lower (and it only falls as the
-            # data-parallel size shrinks: more micro-batches of the same stage time)
-            if best.full and _stage_bound(ctx, tp, cp, pp, v, dp, mb, m, lightest, cache) < best.floor:
-                pruned += 1
+    return _Search(ctx).run()
+
+
+class _Search:
+    """One plan search: best-first over the model splits, each split's micro-batch variants, and for
+    each the lightest sharding and recomputation that fits (see search)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.cache: dict = {}
+        self.best = _Best()
+        self.smallest: tuple[Plan, float] | None = None
+        self.evaluated = 0
+        self.memory = MemoryModel(ctx.w, ctx.s, ctx.rates.flash, ctx.topo.domain)
+        self.lightest = recomputes(ctx.w)[0]
+        self.partial = not ctx.w.recompute and ctx.w.checkpointing is None  # free to recompute only some layers
+
+    def run(self) -> SearchResult:
+        ctx, best, cache = self.ctx, self.best, self.cache
+        exhausted: set[tuple] = set()  # model splits whose data-parallel sizes are all hopeless from here down
+        # best first: the splits whose bound is highest are timed first, so the three best plans are
+        # known early and the rest fall under the bound (a stable sort keeps the fewest-devices-first
+        # order among equal bounds)
+        shapes = list(_shapes(ctx))
+        bounds = [_shape_bound(ctx, tp, cp, pp, dp, self.lightest, cache) for tp, cp, ep, pp, dp in shapes]
+        for i in sorted(range(len(shapes)), key=lambda i: -bounds[i]):
+            tp, cp, ep, pp, dp = shapes[i]
+            if best.full and bounds[i] < best.floor:
+                break  # every split left is bounded below the third-best plan already timed
+            if (tp, cp, ep, pp) in exhausted:
                 continue
-            frugal = Plan(tp, cp, pp, v, dp, ep, mb, m, recomputes(ctx.w)[-1], options[-1])
-            need = memory.need_gb(frugal)
-            if need > ctx.capacity_gb:
-                if smallest is None or need < smallest[1]:
-                    smallest = (frugal, need)
-                if ctx.w.micro_batch:
+            tried, pruned = self._split(tp, cp, ep, pp, dp)
+            if tried and pruned == tried and _split_bound(ctx, tp, cp, pp, dp, self.lightest, cache) < best.floor:
+                exhausted.add((tp, cp, ep, pp))
+        return self._result()
+
+    def _split(self, tp: int, cp: int, ep: int, pp: int, dp: int) -> tuple[int, int]:
+        """Time this split's micro-batch variants; (variants tried, variants pruned by the bound)."""
+        pruned = tried = 0
+        for mb, m, v in _variants(self.ctx, tp, cp, ep, pp, dp):
+            tried += 1
+            outcome = self._variant(Plan(tp, cp, pp, v, dp, ep, mb, m, self.lightest, "none"))
+            if outcome == "pruned":
+                pruned += 1
+            elif outcome == "stop":
+                break  # a larger micro-batch will not fit either
+        return tried, pruned
+
+    def _variant(self, base: Plan) -> str:
+        """'pruned' (bounded below the three best), 'stop' (nothing fits, nor will a larger
+        micro-batch) or 'next'."""
+        ctx, best = self.ctx, self.best
+        tp, cp, pp, v, dp, mb, m = base.tp, base.cp, base.pp, base.vpp, base.dp, base.micro_batch, base.micro_batches
+        # no variant of this split can beat the three best plans so far: the bound with the
+        # lightest recomputation and no communication is already lower (and it only falls as the
+        # data-parallel size shrinks: more micro-batches of the same stage time)
+        if best.full and _stage_bound(ctx, tp, cp, pp, v, dp, mb, m, self.lightest, self.cache) < best.floor:
+            return "pruned"
+        options = shardings(ctx.w, dp)
+        ep = base.ep
+        frugal = Plan(tp, cp, pp, v, dp, ep, mb, m, recomputes(ctx.w)[-1], options[-1])
+        if not self._fits(frugal):
+            return "next" if ctx.w.micro_batch else "stop"
+        fitted_any = False
+        for sharding in options:
+            for recompute in recomputes(ctx.w):
+                plan = Plan(tp, cp, pp, v, dp, ep, mb, m, recompute, sharding)
+                if not self._fits(plan):
                     continue
-                break  # a larger micro-batch will not fit either
-            for sharding in options:
-                for recompute in recomputes(ctx.w):
-                    plan = Plan(tp, cp, pp, v, dp, ep, mb, m, recompute, sharding)
-                    need = memory.need_gb(plan)
-                    if need > ctx.capacity_gb:
-                        if smallest is None or need < smallest[1]:
-                            smallest = (plan, need)
-                        continue
-                    fitted_any = True
-                    if recompute == "full" and partial and len(recomputes(ctx.w)) > 1:
-                        plan = _partial_recompute(memory, plan, ctx.capacity_gb, math.ceil(ctx.s.layers / pp))
-                    if not best.hopeless(_stage_bound(ctx, tp, cp, pp, v, dp, mb, m, recompute, cache,
-                                                      plan.recompute_share)):
-                        evaluated += 1
-                        best.add(evaluate(ctx, plan, cache))
-                    break  # lighter recomputation is always faster when it fits
-                if fitted_any and plan.recompute == "none":
-                    break  # more sharding only adds traffic once nothing is recomputed
-            if not fitted_any and not ctx.w.micro_batch:
-                break  # a larger micro-batch will not fit either
-        if tried and pruned == tried and _split_bound(ctx, tp, cp, pp, dp, lightest, cache) < best.floor:
-            exhausted.add(split)
-    found = best.items
-    for r in found:
-        r.memory_gb = training_parts(ctx.w, ctx.s, ctx.device, r.plan, ctx.rates.flash, ctx.topo.domain)
-    if found or smallest is None:
-        return SearchResult(found[0] if found else None, found[1:], None, evaluated=evaluated)
-    frugal = smallest[0]
-    return SearchResult(None, [], (frugal, training_parts(ctx.w, ctx.s, ctx.device, frugal, ctx.rates.flash,
-                                                          ctx.topo.domain)), evaluated=evaluated)
+                fitted_any = True
+                if recompute == "full" and self.partial and len(recomputes(ctx.w)) > 1:
+                    plan = _partial_recompute(self.memory, plan, ctx.capacity_gb, math.ceil(ctx.s.layers / pp))
+                if not best.hopeless(_stage_bound(ctx, tp, cp, pp, v, dp, mb, m, recompute, self.cache,
+                                                  plan.recompute_share)):
+                    self.evaluated += 1
+                    best.add(evaluate(ctx, plan, self.cache))
+                break  # lighter recomputation is always faster when it fits
+            if fitted_any and plan.recompute == "none":
+                break  # more sharding only adds traffic once nothing is recomputed
+        return "next" if fitted_any or ctx.w.micro_batch else "stop"
 
+    def _fits(self, plan: Plan) -> bool:
+        """Whether the plan fits; the most frugal plan that does not is remembered for the answer."""
+        need = self.memory.need_gb(plan)
+        if need <= self.ctx.capacity_gb:
+            return True
+        if self.smallest is None or need < self.smallest[1]:
+            self.smallest = (plan, need)
+        return False
 
+    def _result(self) -> SearchResult:
+        ctx, found = self.ctx, self.best.items
+        for r in found:
+            r.memory_gb = training_parts(ctx.w, ctx.s, ctx.device, r.plan, ctx.rates.flash, ctx.topo.domain)
+        if found or self.smallest is None:
+            return SearchResult(found[0] if found else None, found[1:], None, evaluated=self.evaluated)
+        frugal = self.smallest[0]
+        return SearchResult(None, [], (frugal, training_parts(ctx.w, ctx.s, ctx.device, frugal, ctx.rates.flash,
+                                                              ctx.topo.domain)), evaluated=self.evaluated)
 
 
 def default_global_batch(w: Workload, devices: int) -> float:
