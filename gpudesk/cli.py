@@ -42,21 +42,8 @@ EXIT_CODES = (
 CATALOGUE_KINDS = ("accelerators", "systems", "models", "cloud", "cloud_prices", "prices", "embodied", "regions", "interconnects", "sources")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog=APP_NAME,
-        description="Choose AI compute and defend the choice. Without a command, opens the app.",
-        epilog="exit status:\n" + "\n".join(f"  {code:>2}  {meaning}" for code, meaning in EXIT_CODES),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
-    parser.add_argument("--quit-after-startup", action="store_true",
-                        help="open the window, quit with status 0 once the catalogue is shown")
-    parser.add_argument("--self-test", action="store_true",
-                        help="check the installation offscreen: views, catalogue, estimate, chart, PDF")
-    parser.add_argument("--database-url", metavar="URL", help="use this SQLAlchemy database URL")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
+def _catalogue_commands(sub) -> None:
+    """gpudesk catalogue list|show|export|import."""
     cat = sub.add_parser("catalogue", help="list or show catalogue entries; export or import a catalogue bundle")
     cat_sub = cat.add_subparsers(dest="action", metavar="ACTION", required=True)
     lst = cat_sub.add_parser("list", help="list entries of one kind (default: all kinds)")
@@ -74,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     upd.add_argument("--yes", "-y", action="store_true", help="apply without asking")
     upd.add_argument("--json", action="store_true", help="print JSON")
 
+
+def _scenario_commands(sub) -> None:
+    """gpudesk estimate and gpudesk compare."""
     est = sub.add_parser("estimate", help="estimate a scenario file")
     est.add_argument("scenario", help="a gpudesk scenario (.json)")
     est.add_argument("--json", action="store_true", help="print JSON")
@@ -93,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="ignore your imported measurements (default: the Preferences' calibration switch)")
     _replay_arguments(cmp_)
 
+
+def _benchmark_commands(sub) -> None:
+    """gpudesk import and gpudesk measurements list|export."""
     imp = sub.add_parser("import", help="import benchmark result files")
     imp.add_argument("files", nargs="+", metavar="FILE")
     imp.add_argument("--dry-run", action="store_true", help="read and check, store nothing")
@@ -117,6 +110,10 @@ def build_parser() -> argparse.ArgumentParser:
     exp_fmt.add_argument("--json", action="store_true", help="write gpudesk benchmark JSON")
     exp_fmt.add_argument("--csv", action="store_true", help="write CSV with the estimates")
     mea_exp.add_argument("--accelerator", metavar="ID", help="only the measurements of this catalogue accelerator")
+
+
+def _database_commands(sub) -> None:
+    """gpudesk repair and gpudesk backups."""
     rep = sub.add_parser("repair", help="repair a damaged database: rebuild it keeping your rows, or restore a backup")
     rep.add_argument("--from-backup", metavar="NAME",
                      help="restore this backup (a name from `gpudesk backups`, or 'newest') instead of rebuilding")
@@ -125,6 +122,26 @@ def build_parser() -> argparse.ArgumentParser:
     bak = sub.add_parser("backups", help="list the database's backups, newest first, or make one now")
     bak.add_argument("--now", action="store_true", help="make a backup now")
     bak.add_argument("--json", action="store_true", help="print JSON")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=APP_NAME,
+        description="Choose AI compute and defend the choice. Without a command, opens the app.",
+        epilog="exit status:\n" + "\n".join(f"  {code:>2}  {meaning}" for code, meaning in EXIT_CODES),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
+    parser.add_argument("--quit-after-startup", action="store_true",
+                        help="open the window, quit with status 0 once the catalogue is shown")
+    parser.add_argument("--self-test", action="store_true",
+                        help="check the installation offscreen: views, catalogue, estimate, chart, PDF")
+    parser.add_argument("--database-url", metavar="URL", help="use this SQLAlchemy database URL")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _catalogue_commands(sub)
+    _scenario_commands(sub)
+    _benchmark_commands(sub)
+    _database_commands(sub)
     return parser
 
 
