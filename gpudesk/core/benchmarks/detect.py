@@ -244,7 +244,11 @@ def _detect_head(head: str) -> str | None:
         return "nccl-tests"
     if mlperf.looks_like_scaling(head):
         return "mlperf-scaling"
-    # recognised, not imported
+    return _detect_not_imported(head)
+
+
+def _detect_not_imported(head: str) -> str | None:
+    """The formats gpudesk recognises but does not import (it names them), or None."""
     if re.search(r'"type_"\s*:\s*"generative_benchmark"', head) or (has_keys(head, "benchmarks") and
                                                                      "guidellm" in head.lower()):
         return "guidellm"

@@ -97,6 +97,17 @@ def _rows(src, name: str) -> Iterator[tuple[int, dict] | Problem]:
             yield Problem(name, f"line {reader.line_num}", f"the CSV cannot be read further ({exc})", "warning")
 
 
+def _workload(column: str, precision: str | None) -> dict:
+    """A column's workload: the model trained, what its throughput counts, the file name's precision."""
+    item = ITEMS.get(column, "items")
+    workload = {"model": clean_text(column, 60), "training": True, "throughput_of": f"{item}/s",
+                "language_model": False}
+    if precision:
+        workload["precision"] = precision
+        workload["precision_from"] = "file name"
+    return workload
+
+
 def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
     src, problem = open_or_problem(source, source_name)
     if problem is not None:
@@ -139,12 +150,7 @@ def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[I
             if value <= 0:
                 not_run += 1
                 continue
-            item = ITEMS.get(column, "items")
-            workload = {"model": clean_text(column, 60), "training": True, "throughput_of": f"{item}/s",
-                        "language_model": False}
-            if precision:
-                workload["precision"] = precision
-                workload["precision_from"] = "file name"
+            workload = _workload(column, precision)
             produced += 1
             yield finish(Measurement(
                 format=FORMAT, metric="train_samples_per_s", value=value, unit="samples/s", source_file=name,

@@ -314,7 +314,9 @@ def _match_name(name: str, ids: frozenset[str]) -> tuple[str | None, str, str, t
     return acc_id, confidence, reason, tuple(c for c in candidates if c in ids)
 
 
-def _from_aliases(shown: str, read: Name, table: AliasTable) -> tuple[str | None, str, str, tuple[str, ...]]:
+def _scored_aliases(read: Name, table: AliasTable) -> tuple[dict[str, tuple[int, Alias]], dict[str, str]]:
+    """(entry -> (score, its best alias) among the aliases the name fits, entry -> why an entry whose
+    words fit is refused: another product, form or memory)."""
     best: dict[str, tuple[int, Alias]] = {}  # entry -> (score, best alias)
     refused: dict[str, str] = {}  # entry -> why the words fit but the device does not
     for alias in table.aliases:
@@ -337,6 +339,11 @@ def _from_aliases(shown: str, read: Name, table: AliasTable) -> tuple[str | None
         rank = (alias.score, not alias.likely)
         if held is None or rank > (held[0], not held[1].likely):
             best[alias.entry] = (alias.score, alias)
+    return best, refused
+
+
+def _from_aliases(shown: str, read: Name, table: AliasTable) -> tuple[str | None, str, str, tuple[str, ...]]:
+    best, refused = _scored_aliases(read, table)
     if best:
         top = max(score for score, _alias in best.values())
         winners = [(e, a) for e, (score, a) in best.items() if score == top]

@@ -297,7 +297,30 @@ def _workload(benchmark: str | None, scenario: str | None) -> dict:
     return out
 
 
-def _summary(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
+def _benchmark_problem(name: str, benchmark: str | None, what: str) -> Problem:
+    """Where the benchmark (model) came from, or the question of which it was."""
+    if benchmark is None:
+        return Problem(name, "", f"{what} does not name the benchmark (model) and its path does not either: say "
+                       "which model ran to compare it with an estimate", "question")
+    return Problem(name, "", f"benchmark '{benchmark}' taken from the file's name/path", "info")
+
+
+def _summary_figure(key: str) -> tuple[str, str, str, float] | None:
+    """(metric, statistic, unit, scale) of a LoadGen summary line's key, or None if it is no figure."""
+    low = key.lower()
+    if low in ("samples per second", "completed samples per second"):
+        return "samples_per_s", "mean", "samples/s", 1.0
+    if low in ("tokens per second", "completed tokens per second"):
+        return "output_tokens_per_s", "mean", "tokens/s", 1.0
+    lm = _LAT_RE.match(key)
+    if lm:
+        return _latency_metric(lm.group(4)), _stat(lm.group(1)), "s", 1e-9
+    return None
+
+
+def _read_summary(src: Source) -> tuple[dict[str, tuple[int, str]], list, list[Problem]]:
+    """(fields: key -> (line, text), figures: (metric, statistic, value, unit, line), problems) of a
+    LoadGen summary; the test parameters' keys are prefixed 'param:'."""
     name = src.name
     fields: dict[str, tuple[int, str]] = {}
     section = ""
@@ -319,25 +342,21 @@ def _summary(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
             fields.setdefault("param:" + key, (number, raw))
             continue
         fields.setdefault(key, (number, raw))
-        low = key.lower()
-        metric = statistic = None
-        unit = ""
-        scale = 1.0
-        if low in ("samples per second", "completed samples per second"):
-            metric, statistic, unit = "samples_per_s", "mean", "samples/s"
-        elif low in ("tokens per second", "completed tokens per second"):
-            metric, statistic, unit = "output_tokens_per_s", "mean", "tokens/s"
-        else:
-            lm = _LAT_RE.match(key)
-            if lm:
-                metric, statistic, unit, scale = _latency_metric(lm.group(4)), _stat(lm.group(1)), "s", 1e-9
-        if metric is None:
+        figure = _summary_figure(key)
+        if figure is None:
             continue
+        metric, statistic, unit, scale = figure
         value = parse_number(raw)
         if value is None or value < 0:
             problems.append(Problem(name, f"line {number}", f"'{key}' is {raw!r}, not a number: skipped", "warning"))
             continue
         results.append((metric, statistic, value * scale, unit, number))
+    return fields, results, problems
+
+
+def _summary(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
+    name = src.name
+    fields, results, problems = _read_summary(src)
     scenario = fields.get("Scenario", (0, ""))[1] or None
     mode = fields.get("Mode", (0, ""))[1]
     validity = fields.get("Result is", (0, ""))[1]
@@ -353,27 +372,30 @@ def _summary(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
     if validity and validity.upper() != "VALID":
         yield Problem(name, f"line {fields['Result is'][0]}", f"LoadGen judged this run {validity}: its figures are "
                       "stored but flagged", "warning")
-    if benchmark is None:
-        yield Problem(name, "", "the summary does not name the benchmark (model) and its path does not either: say "
-                      "which model ran to compare it with an estimate", "question")
-    else:
-        yield Problem(name, "", f"benchmark '{benchmark}' taken from the file's name/path", "info")
+    yield _benchmark_problem(name, benchmark, "the summary")
     sut = clean_text(fields.get("SUT name", (0, ""))[1], 80)
     match, hardware_text, key = _hardware(system, f"sig:{FORMAT_INFERENCE}:{sut}")
     if not system:
         yield _ask_system(name)
     conditions = {"scenario": scenario, "mode": mode or None, "result_validity": validity or None, "sut_name": sut,
                   **_system_conditions(system)}
+    conditions.update(_summary_parameters(fields))
+    workload = _workload(benchmark, scenario)
+    for index, (metric, statistic, value, unit, _line) in enumerate(results):
+        yield _inference_measurement(metric, statistic, value, unit, match, hardware_text, key, workload, conditions,
+                                     index, name)
+
+
+def _summary_parameters(fields: dict[str, tuple[int, str]]) -> dict:
+    """The test parameters a summary's conditions keep (target_qps, min_duration_ms ...), as numbers."""
+    out = {}
     for pkey in ("target_qps", "samples_per_query", "min_duration (ms)", "ttft_latency (ns)", "tpot_latency (ns)",
                  "target_latency (ns)"):
         if "param:" + pkey in fields:
             value = parse_number(fields["param:" + pkey][1])
             if value is not None:
-                conditions[re.sub(r"\W+", "_", pkey).strip("_")] = value
-    workload = _workload(benchmark, scenario)
-    for index, (metric, statistic, value, unit, _line) in enumerate(results):
-        yield _inference_measurement(metric, statistic, value, unit, match, hardware_text, key, workload, conditions,
-                                     index, name)
+                out[re.sub(r"\W+", "_", pkey).strip("_")] = value
+    return out
 
 
 def _mllog_events(src: Source) -> Iterator[tuple[int, dict] | Problem]:
@@ -405,6 +427,22 @@ def _mllog_events(src: Source) -> Iterator[tuple[int, dict] | Problem]:
                       "output) were skipped", "warning")
 
 
+def _detail_figure(key: str, value: float) -> tuple[str, str, float, str] | None:
+    """(metric, statistic, value, unit) of a detail log's result_* event, or None if it is no figure."""
+    if key in ("result_samples_per_second", "result_completed_samples_per_sec"):
+        return "samples_per_s", "mean", value, "samples/s"
+    if key in ("result_tokens_per_second", "result_completed_tokens_per_second"):
+        return "output_tokens_per_s", "mean", value, "tokens/s"
+    if key.endswith("_ns"):
+        m = re.match(r"result_(?:(first_token|time_to_output_token|time_per_output_token)_)?"
+                     r"(min|max|mean|\d+(?:\.\d+)?_percentile)_(?:latency_)?ns$", key)
+        if m:
+            kind = {"first_token": "first token latency", "time_to_output_token": "time to output token",
+                    "time_per_output_token": "time to output token"}.get(m.group(1) or "", "latency")
+            return _latency_metric(kind), _stat(m.group(2).replace("_percentile", "")), value * 1e-9, "s"
+    return None
+
+
 def _detail(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
     name = src.name
     results: list[tuple[str, str, float, str]] = []
@@ -426,18 +464,9 @@ def _detail(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
         number_value = parse_number(value)
         if number_value is None or number_value < 0:
             continue
-        if key in ("result_samples_per_second", "result_completed_samples_per_sec"):
-            results.append(("samples_per_s", "mean", number_value, "samples/s"))
-        elif key in ("result_tokens_per_second", "result_completed_tokens_per_second"):
-            results.append(("output_tokens_per_s", "mean", number_value, "tokens/s"))
-        elif key.endswith("_ns"):
-            m = re.match(r"result_(?:(first_token|time_to_output_token|time_per_output_token)_)?"
-                         r"(min|max|mean|\d+(?:\.\d+)?_percentile)_(?:latency_)?ns$", key)
-            if m:
-                kind = {"first_token": "first token latency", "time_to_output_token": "time to output token",
-                        "time_per_output_token": "time to output token"}.get(m.group(1) or "", "latency")
-                results.append((_latency_metric(kind), _stat(m.group(2).replace("_percentile", "")),
-                                number_value * 1e-9, "s"))
+        figure = _detail_figure(key, number_value)
+        if figure is not None:
+            results.append(figure)
     yield from problems
     if not results:
         yield Problem(name, "", "an MLPerf detail log without result_* events (cut before the end of the run?)",
@@ -452,11 +481,7 @@ def _detail(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
         yield Problem(name, "", f"LoadGen judged this run {validity}: its figures are stored but flagged", "warning")
     scenario = facts.get("effective_scenario") or None
     benchmark = benchmark_from_name(hint)
-    if benchmark is None:
-        yield Problem(name, "", "the log does not name the benchmark (model) and its path does not either: say which "
-                      "model ran to compare it with an estimate", "question")
-    else:
-        yield Problem(name, "", f"benchmark '{benchmark}' taken from the file's name/path", "info")
+    yield _benchmark_problem(name, benchmark, "the log")
     match, hardware_text, key = _hardware(system, f"sig:{FORMAT_INFERENCE}:{facts.get('sut_name') or 'loadgen'}")
     if not system:
         yield _ask_system(name)
@@ -481,18 +506,55 @@ def _scenario_from(hint: str, load_type: str) -> str | None:
     return LOAD_PATTERN_SCENARIO.get(load_type)
 
 
-def _result_summary(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
-    """MLCommons endpoints' performance/result_summary.json: qps (completed samples per second),
-    tps (output tokens per second) and ttft/tpot/latency distributions in nanoseconds."""
-    name = src.name
-    doc = None
+def _picked_statistics(stats: dict) -> list[tuple[str, object]]:
+    """(statistic, raw value) of a result_summary latency block: min, max, mean and the percentiles
+    LoadGen's summary prints (p50 falling back on 'median')."""
+    picked: list[tuple[str, object]] = [("min", stats.get("min")), ("max", stats.get("max")),
+                                        ("mean", stats.get("avg"))]
+    percentiles = stats.get("percentiles") if isinstance(stats.get("percentiles"), dict) else {}
+    by_value = {}
+    for k, v in percentiles.items():
+        number = parse_number(k)
+        if number is not None:
+            by_value[f"{number:g}"] = v
+    for p in SUMMARY_PERCENTILES:
+        raw = by_value.get(p, stats.get("median") if p == "50" else None)
+        picked.append((f"p{p}", raw))
+    return picked
+
+
+def _summary_latencies(doc: dict, name: str, results: list) -> Iterator[Problem]:
+    """Append the ttft/tpot/latency figures (nanoseconds to seconds) to results; yield the skipped ones."""
+    for block, metric in (("ttft", "ttft_s"), ("tpot", "tpot_s"), ("latency", "latency_s")):
+        stats = doc.get(block)
+        if not isinstance(stats, dict) or not stats:
+            continue
+        for statistic, raw in _picked_statistics(stats):
+            value = parse_number(raw)
+            if value is None:
+                continue
+            if value < 0:
+                yield Problem(name, f"key {block}", f"a negative {statistic} ({raw!r}): skipped", "warning")
+                continue
+            results.append((metric, statistic, value * 1e-9, "s", block))
+
+
+def _first_object(src: Source) -> Iterator[Problem]:
+    """Yield the reading problems up to the file's first JSON object; return it (None if none)."""
     for item in iter_json(src, max_record_chars=64 << 20):
         if isinstance(item, Problem):
             yield item
             continue
         if isinstance(item.value, dict):
-            doc = item.value
-            break
+            return item.value
+    return None
+
+
+def _result_summary(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
+    """MLCommons endpoints' performance/result_summary.json: qps (completed samples per second),
+    tps (output tokens per second) and ttft/tpot/latency distributions in nanoseconds."""
+    name = src.name
+    doc = yield from _first_object(src)
     if doc is None:
         yield Problem(name, "", "not an MLPerf result_summary.json: no JSON object in it", "error")
         return
@@ -517,37 +579,11 @@ def _result_summary(src: Source, system: dict | None, hint: str) -> Iterator[Ite
             results.append((metric, "mean", value, unit, key))
         elif doc.get(key) is not None:
             yield Problem(name, f"key {key}", f"{doc.get(key)!r} is not a number: skipped", "warning")
-    for block, metric in (("ttft", "ttft_s"), ("tpot", "tpot_s"), ("latency", "latency_s")):
-        stats = doc.get(block)
-        if not isinstance(stats, dict) or not stats:
-            continue
-        picked: list[tuple[str, object]] = [("min", stats.get("min")), ("max", stats.get("max")),
-                                            ("mean", stats.get("avg"))]
-        percentiles = stats.get("percentiles") if isinstance(stats.get("percentiles"), dict) else {}
-        by_value = {}
-        for k, v in percentiles.items():
-            number = parse_number(k)
-            if number is not None:
-                by_value[f"{number:g}"] = v
-        for p in SUMMARY_PERCENTILES:
-            raw = by_value.get(p, stats.get("median") if p == "50" else None)
-            picked.append((f"p{p}", raw))
-        for statistic, raw in picked:
-            value = parse_number(raw)
-            if value is None:
-                continue
-            if value < 0:
-                yield Problem(name, f"key {block}", f"a negative {statistic} ({raw!r}): skipped", "warning")
-                continue
-            results.append((metric, statistic, value * 1e-9, "s", block))
+    yield from _summary_latencies(doc, name, results)
     if not results:
         yield Problem(name, "", "an MLPerf result_summary.json without qps, tps or latency figures", "error")
         return
-    if benchmark is None:
-        yield Problem(name, "", "the file does not name the benchmark (model) and its path does not either: say which "
-                      "model ran to compare it with an estimate", "question")
-    else:
-        yield Problem(name, "", f"benchmark '{benchmark}' taken from the file's name/path", "info")
+    yield _benchmark_problem(name, benchmark, "the file")
     legacy = parse_number(doc.get("legacy_loadgen_window_duration_ns"))
     duration = parse_number(doc.get("duration_ns"))
     match, hardware_text, key = _hardware(system, f"sig:{FORMAT_INFERENCE}:endpoints")
@@ -576,41 +612,61 @@ def _result_summary(src: Source, system: dict | None, hint: str) -> Iterator[Ite
 
 
 # ----------------------------------------------------------------------------------- training
-def _training(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
-    name = src.name
-    facts: dict = {}
-    runs: list[dict] = []
-    current: dict | None = None
-    seen: set[tuple] = set()
-    results_lines: list[tuple[int, list[str]]] = []
-    n_gpu: int | None = None
-    problems: list[Problem] = []
-    decoder = json.JSONDecoder()
-    bad = 0
-    first_bad = 0
-    sysjson: tuple[int, dict] | None = None  # (line, the log's own system description)
-    for number, line in iter_lines(src):
-        if line is None:
-            problems.append(Problem(name, f"line {number}", "a line over 1 MiB: skipped", "warning"))
-            continue
-        if line.startswith("RESULT,"):
-            results_lines.append((number, line.split(",")))
-            continue
-        if sysjson is None and ":::SYSJSON" in line:
-            brace = line.find("{", line.find(":::SYSJSON"))
-            try:
-                raw, _end = decoder.raw_decode(line, brace) if brace >= 0 else (None, 0)
-            except (ValueError, RecursionError):
-                raw = None
-            if isinstance(raw, dict):
-                sysjson = (number, raw)
-            else:
-                problems.append(Problem(name, f"line {number}", "a ':::SYSJSON' line without a readable system "
-                                        "description: skipped", "warning"))
-            continue
-        m = re.search(r"\bn_gpu:\s*(\d+)", line)
-        if m:
-            n_gpu = int(m.group(1))
+_TRAINING_FACTS = ("submission_benchmark", "submission_org", "submission_division", "submission_status",
+                   "submission_platform", "global_batch_size", "seed", "train_samples", "eval_samples",
+                   "max_sequence_length", "opt_base_learning_rate")
+
+
+class _TrainingLog:
+    """What one pass over an MLPerf training log found: its facts, runs, RESULT lines and problems."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.facts: dict = {}
+        self.runs: list[dict] = []
+        self.current: dict | None = None
+        self.seen: set[tuple] = set()
+        self.results_lines: list[tuple[int, list[str]]] = []
+        self.n_gpu: int | None = None
+        self.problems: list[Problem] = []
+        self.bad = 0
+        self.first_bad = 0
+        self.sysjson: tuple[int, dict] | None = None  # (line, the log's own system description)
+
+    def read(self, src: Source) -> _TrainingLog:
+        decoder = json.JSONDecoder()
+        for number, line in iter_lines(src):
+            if line is None:
+                self.problems.append(Problem(self.name, f"line {number}", "a line over 1 MiB: skipped", "warning"))
+                continue
+            if line.startswith("RESULT,"):
+                self.results_lines.append((number, line.split(",")))
+                continue
+            if self.sysjson is None and ":::SYSJSON" in line:
+                self._sysjson(decoder, line, number)
+                continue
+            m = re.search(r"\bn_gpu:\s*(\d+)", line)
+            if m:
+                self.n_gpu = int(m.group(1))
+            self._mllog_events(decoder, line, number)
+        if self.bad:
+            self.problems.append(Problem(self.name, f"line {self.first_bad}", f"{self.bad} ':::MLLOG' line(s) with "
+                                         "broken JSON were skipped", "warning"))
+        return self
+
+    def _sysjson(self, decoder: json.JSONDecoder, line: str, number: int) -> None:
+        brace = line.find("{", line.find(":::SYSJSON"))
+        try:
+            raw, _end = decoder.raw_decode(line, brace) if brace >= 0 else (None, 0)
+        except (ValueError, RecursionError):
+            raw = None
+        if isinstance(raw, dict):
+            self.sysjson = (number, raw)
+        else:
+            self.problems.append(Problem(self.name, f"line {number}", "a ':::SYSJSON' line without a readable system "
+                                         "description: skipped", "warning"))
+
+    def _mllog_events(self, decoder: json.JSONDecoder, line: str, number: int) -> None:
         at = line.find(":::MLLOG")
         while at >= 0:
             brace = line.find("{", at)
@@ -621,42 +677,43 @@ def _training(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
                 if not isinstance(event, dict):
                     raise ValueError
             except (ValueError, RecursionError):
-                bad += 1
-                first_bad = first_bad or number
+                self.bad += 1
+                self.first_bad = self.first_bad or number
                 break
             at = line.find(":::MLLOG", end)
-            key = str(event.get("key"))
-            sig = (key, event.get("time_ms"), json.dumps(event.get("value"), sort_keys=True, default=str))
-            if sig in seen:  # every rank logs the same events
-                continue
-            if len(seen) < 100_000:
-                seen.add(sig)
-            meta = event.get("metadata") if isinstance(event.get("metadata"), dict) else {}
-            t = parse_number(event.get("time_ms"))
-            if key == "run_start":
-                current = {"start": t, "line": number}
-                runs.append(current)
-            elif key == "run_stop":
-                if current is None:
-                    current = {"start": None, "line": number}
-                    runs.append(current)
-                current["stop"] = t
-                current["status"] = str(meta.get("status") or "")
-                current = None
-            elif key in ("submission_benchmark", "submission_org", "submission_division", "submission_status",
-                         "submission_platform", "global_batch_size", "seed", "train_samples", "eval_samples",
-                         "max_sequence_length", "opt_base_learning_rate"):
-                facts[key] = clean_scalar(event.get("value"))
-            elif key == "eval_accuracy":
-                facts["eval_accuracy"] = parse_number(event.get("value"))
-            elif key == "tracked_stats" and isinstance(event.get("value"), dict):
-                tp = parse_number(event["value"].get("throughput"))
-                if tp is not None:
-                    facts["throughput"] = tp
-    if bad:
-        problems.append(Problem(name, f"line {first_bad}", f"{bad} ':::MLLOG' line(s) with broken JSON were skipped",
-                                "warning"))
-    yield from problems
+            self._event(event, number)
+
+    def _event(self, event: dict, number: int) -> None:
+        key = str(event.get("key"))
+        sig = (key, event.get("time_ms"), json.dumps(event.get("value"), sort_keys=True, default=str))
+        if sig in self.seen:  # every rank logs the same events
+            return
+        if len(self.seen) < 100_000:
+            self.seen.add(sig)
+        meta = event.get("metadata") if isinstance(event.get("metadata"), dict) else {}
+        t = parse_number(event.get("time_ms"))
+        if key == "run_start":
+            self.current = {"start": t, "line": number}
+            self.runs.append(self.current)
+        elif key == "run_stop":
+            if self.current is None:
+                self.current = {"start": None, "line": number}
+                self.runs.append(self.current)
+            self.current["stop"] = t
+            self.current["status"] = str(meta.get("status") or "")
+            self.current = None
+        elif key in _TRAINING_FACTS:
+            self.facts[key] = clean_scalar(event.get("value"))
+        elif key == "eval_accuracy":
+            self.facts["eval_accuracy"] = parse_number(event.get("value"))
+        elif key == "tracked_stats" and isinstance(event.get("value"), dict):
+            tp = parse_number(event["value"].get("throughput"))
+            if tp is not None:
+                self.facts["throughput"] = tp
+
+
+def _training_workload(facts: dict, hint: str) -> tuple[str | None, dict, dict]:
+    """(benchmark key, workload, conditions) from a training log's facts."""
     benchmark = str(facts.get("submission_benchmark") or "") or benchmark_from_name(hint)
     bench_key = benchmark.lower() if benchmark else None
     workload: dict = {"benchmark": bench_key}
@@ -668,24 +725,74 @@ def _training(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
     workload = {k: v for k, v in workload.items() if v is not None}
     conditions = {k: facts.get(k) for k in ("submission_org", "submission_division", "submission_status",
                                             "submission_platform", "seed", "eval_accuracy") if facts.get(k) is not None}
-    if sysjson is not None:
-        number, raw = sysjson
-        found: list[Problem] = []
-        embedded = system_info(raw, name, found)
-        yield from found
-        if system is None:
-            system = embedded
-            yield Problem(name, f"line {number}", "hardware taken from the log's own system description (:::SYSJSON "
-                          f"line: {_describe_system(embedded)})", "info")
-        elif (system.get("accelerator_model_name"), system.get("accelerator_count"), bool(system.get("cpu_only"))) != (
-                embedded.get("accelerator_model_name"), embedded.get("accelerator_count"),
-                bool(embedded.get("cpu_only"))):
-            yield Problem(name, f"line {number}", f"the system description {system.get('system_file') or ''} given with "
-                          f"it says {_describe_system(system)}, the log's :::SYSJSON line "
-                          f"{_describe_system(embedded)}: the one given with it is used", "warning")
+    return bench_key, workload, conditions
+
+
+def _training_system(log: _TrainingLog, system: dict | None) -> Iterator[Item]:
+    """The problems of the log's own :::SYSJSON line against the system given with it; returns the
+    system to use (the given one, else the log's own)."""
+    if log.sysjson is None:
+        return system
+    name = log.name
+    number, raw = log.sysjson
+    found: list[Problem] = []
+    embedded = system_info(raw, name, found)
+    yield from found
+    if system is None:
+        yield Problem(name, f"line {number}", "hardware taken from the log's own system description (:::SYSJSON "
+                      f"line: {_describe_system(embedded)})", "info")
+        return embedded
+    if (system.get("accelerator_model_name"), system.get("accelerator_count"), bool(system.get("cpu_only"))) != (
+            embedded.get("accelerator_model_name"), embedded.get("accelerator_count"),
+            bool(embedded.get("cpu_only"))):
+        yield Problem(name, f"line {number}", f"the system description {system.get('system_file') or ''} given with "
+                      f"it says {_describe_system(system)}, the log's :::SYSJSON line "
+                      f"{_describe_system(embedded)}: the one given with it is used", "warning")
+    return system
+
+
+def _training_times(log: _TrainingLog, add) -> Iterator[Problem]:
+    """Store the time to train of each successful run (or, with no run pair, of the RESULT line)."""
+    name = log.name
+    timed = False
+    for index, run in enumerate(log.runs):
+        if run.get("start") is None or run.get("stop") is None:
+            continue
+        status = run.get("status") or ""
+        if status != "success":
+            yield Problem(name, f"line {run['line']}", f"run_stop status is {status or 'missing'!r}, not 'success': "
+                          "the run did not reach its target; no time to train stored", "warning")
+            continue
+        add("time_to_train_s", (run["stop"] - run["start"]) / 1000.0, "s", "run_start to run_stop",
+            {"run_status": status}, index)
+        timed = True
+    if not timed and log.results_lines:
+        # NVIDIA-style wrappers print RESULT,<benchmark>,<seed>,<seconds>,<user>,<start>
+        durations = []
+        for number, parts in log.results_lines:
+            seconds = parse_number(parts[3]) if len(parts) > 3 else None
+            if seconds and seconds > 0:
+                durations.append((number, seconds))
+        if durations:
+            number, seconds = durations[0]
+            yield Problem(name, f"line {number}", "no run_start/run_stop pair (an excerpt?): time to train taken from "
+                          "the RESULT line, whole seconds including initialisation (the official score counts "
+                          "run_start to run_stop)", "warning")
+            add("time_to_train_s", seconds, "s", "wall clock (RESULT line)", {"timing": "RESULT line"}, 0)
+    elif not timed and log.runs:
+        yield Problem(name, "", "no complete run_start/run_stop pair: no time to train", "warning")
+
+
+def _training(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
+    name = src.name
+    log = _TrainingLog(name).read(src)
+    yield from log.problems
+    facts = log.facts
+    bench_key, workload, conditions = _training_workload(facts, hint)
+    system = yield from _training_system(log, system)
     conditions.update(_system_conditions(system))
     platform = str(facts.get("submission_platform") or "")
-    match, hardware_text, hkey = _hardware(system, f"sig:{FORMAT_TRAINING}:{platform}", n_gpu)
+    match, hardware_text, hkey = _hardware(system, f"sig:{FORMAT_TRAINING}:{platform}", log.n_gpu)
     if not system:
         yield _ask_system(name)
     out: list[Measurement] = []
@@ -701,33 +808,7 @@ def _training(src: Source, system: dict | None, hint: str) -> Iterator[Item]:
                                       facts.get("seed"), platform)
         out.append(finish(m))
 
-    timed = False
-    for index, run in enumerate(runs):
-        if run.get("start") is None or run.get("stop") is None:
-            continue
-        status = run.get("status") or ""
-        if status != "success":
-            yield Problem(name, f"line {run['line']}", f"run_stop status is {status or 'missing'!r}, not 'success': "
-                          "the run did not reach its target; no time to train stored", "warning")
-            continue
-        add("time_to_train_s", (run["stop"] - run["start"]) / 1000.0, "s", "run_start to run_stop",
-            {"run_status": status}, index)
-        timed = True
-    if not timed and results_lines:
-        # NVIDIA-style wrappers print RESULT,<benchmark>,<seed>,<seconds>,<user>,<start>
-        durations = []
-        for number, parts in results_lines:
-            seconds = parse_number(parts[3]) if len(parts) > 3 else None
-            if seconds and seconds > 0:
-                durations.append((number, seconds))
-        if durations:
-            number, seconds = durations[0]
-            yield Problem(name, f"line {number}", "no run_start/run_stop pair (an excerpt?): time to train taken from "
-                          "the RESULT line, whole seconds including initialisation (the official score counts "
-                          "run_start to run_stop)", "warning")
-            add("time_to_train_s", seconds, "s", "wall clock (RESULT line)", {"timing": "RESULT line"}, 0)
-    elif not timed and runs:
-        yield Problem(name, "", "no complete run_start/run_stop pair: no time to train", "warning")
+    yield from _training_times(log, add)
     if facts.get("throughput"):
         add("train_samples_per_s", facts["throughput"], "samples/s", "last tracked_stats", {}, 0)
     if not out:

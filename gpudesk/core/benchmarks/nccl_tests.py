@@ -76,102 +76,104 @@ class _Test:
         return bool(self.rows) or self.avg is not None
 
 
-def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
-    src, problem = open_or_problem(source, source_name)
-    if problem is not None:
-        yield problem
-        return
-    name = src.name
-    tests = [_Test(None)]
-    wrong_total = 0
-    other = 0
-    first_other = 0
-    for number, line in iter_lines(src):
-        if line is None:
-            continue
-        if "<std" in line:
-            line = _TAG_RE.sub("", line)
-        text = line.strip()
-        if not text:
-            continue
-        test = tests[-1]
+class _Log:
+    """One pass over an nccl-tests log: its tests, the wrong values it reported, the lines skipped."""
+
+    def __init__(self):
+        self.tests = [_Test(None)]
+        self.wrong_total = 0
+        self.other = 0
+        self.first_other = 0
+
+    def read(self, src) -> _Log:
+        for number, line in iter_lines(src):
+            if line is None:
+                continue
+            if "<std" in line:
+                line = _TAG_RE.sub("", line)
+            text = line.strip()
+            if text:
+                self._line(number, text)
+        self.tests = [t for t in self.tests if t.started]
+        return self
+
+    def _next_test(self) -> _Test:
+        test = _Test(None)
+        self.tests.append(test)
+        return test
+
+    def _line(self, number: int, text: str) -> None:
+        test = self.tests[-1]
         m = _OP_RE.search(text)
         if m and not _DEVICE_RE.match(text):
             if test.started:
-                tests.append(_Test(m.group(1)))
+                self.tests.append(_Test(m.group(1)))
             else:
                 test.op = m.group(1)
-            continue
+            return
         if "Rank" in text:
             m = _DEVICE_RE.match(text)
             if m:
                 if test.rows:  # a header after a finished table: the next test (its command not echoed)
-                    test = _Test(None)
-                    tests.append(test)
+                    test = self._next_test()
                 test.devices[(m.group(1), m.group(4), m.group(3), m.group(5))] = " ".join(m.group(7).split())
-                continue
+                return
         if text.startswith("#"):
-            m = _HEADER_RE.search(text)
-            if m:
-                if test.rows:
-                    test = _Test(None)
-                    tests.append(test)
-                test.header = {"n_threads": int(m.group(1)), "gpus_per_process": int(m.group(2)),
-                               "min_bytes": int(m.group(3)), "max_bytes": int(m.group(4))}
-                it = re.search(r"warmup iters:\s*(\d+)\s+iters:\s*(\d+)", text)
-                if it:
-                    test.header["warmup_iters"], test.header["iters"] = int(it.group(1)), int(it.group(2))
-                continue
-            m = re.search(r"Avg bus bandwidth\s*:\s*([^\s]+)", text)
-            if m:
-                test.avg = parse_number(m.group(1))
-                continue
-            m = re.search(r"Out of bounds values\s*:\s*(\d+)", text)
-            if m:
-                wrong_total += int(m.group(1))
-            continue
+            self._comment(text)
+            return
         row = _row(text)
         if row is not None:
             if test.avg is not None:  # rows after a footer: a further test
-                test = _Test(None)
-                tests.append(test)
-            if sum(len(t.rows) for t in tests) < MAX_ROWS:
+                test = self._next_test()
+            if sum(len(t.rows) for t in self.tests) < MAX_ROWS:
                 test.rows.append((number, row))
-            continue
-        other += 1
-        first_other = first_other or number
-    tests = [t for t in tests if t.started]
-    # the devices and header are printed once per test; a test that printed none shares the first's
-    first_devices = next((t.devices for t in tests if t.devices), {})
-    first_header = next((t.header for t in tests if t.header), {})
-    rows = [r for t in tests for r in t.rows]
-    avg = next((t.avg for t in tests if t.avg is not None), None)
-    devices = [(key[1], dev) for key, dev in first_devices.items()]
-    header = first_header
-    if not rows and avg is None:
-        yield Problem(name, "", "no nccl-tests result table (size, count, type, ... busbw) in this file", "error")
-        return
-    if other:
-        yield Problem(name, f"line {first_other}", f"{other} line(s) that are neither comments nor table rows (NCCL "
-                      "debug output, commands?) were skipped", "info")
-    if wrong_total:
-        yield Problem(name, "", f"'Out of bounds values: {wrong_total}': the test found wrong results; figures stored "
-                      "but flagged", "warning")
+            return
+        self.other += 1
+        self.first_other = self.first_other or number
+
+    def _comment(self, text: str) -> None:
+        test = self.tests[-1]
+        m = _HEADER_RE.search(text)
+        if m:
+            if test.rows:
+                test = self._next_test()
+            test.header = {"n_threads": int(m.group(1)), "gpus_per_process": int(m.group(2)),
+                           "min_bytes": int(m.group(3)), "max_bytes": int(m.group(4))}
+            it = re.search(r"warmup iters:\s*(\d+)\s+iters:\s*(\d+)", text)
+            if it:
+                test.header["warmup_iters"], test.header["iters"] = int(it.group(1)), int(it.group(2))
+            return
+        m = re.search(r"Avg bus bandwidth\s*:\s*([^\s]+)", text)
+        if m:
+            test.avg = parse_number(m.group(1))
+            return
+        m = re.search(r"Out of bounds values\s*:\s*(\d+)", text)
+        if m:
+            self.wrong_total += int(m.group(1))
+
+
+def _hardware(name: str, devices: list[tuple[str, str]], count: int | None) -> Iterator[Problem]:
+    """Yield the question if the log names no GPU; return (match, hardware text)."""
     names = sorted({d for _h, d in devices if d})
-    hosts = len({h for h, _d in devices}) or None
-    ranks = len(devices) or None
-    count = ranks  # one "# Rank" line per GPU, whatever the GPUs per process (-g)
     if len(names) == 1:
-        match = matching.match_hardware(names[0], count)
-        hardware_text = names[0]
-    elif names:
-        match = matching.match_hardware(", ".join(names), count)
-        hardware_text = ", ".join(names)
-    else:
-        match = matching.Match(None, None, "ask", "the log has no '# Rank ... device' lines naming the GPUs")
-        hardware_text = ""
-        yield Problem(name, "", "the log does not name the GPUs (no '# Rank ... device' lines): which accelerator and "
-                      "how many? Answer with --gpu ID --count N", "question")
+        return matching.match_hardware(names[0], count), names[0]
+    if names:
+        return matching.match_hardware(", ".join(names), count), ", ".join(names)
+    yield Problem(name, "", "the log does not name the GPUs (no '# Rank ... device' lines): which accelerator and "
+                  "how many? Answer with --gpu ID --count N", "question")
+    return matching.Match(None, None, "ask", "the log has no '# Rank ... device' lines naming the GPUs"), ""
+
+
+def _log_problems(name: str, log: _Log) -> Iterator[Problem]:
+    if log.other:
+        yield Problem(name, f"line {log.first_other}", f"{log.other} line(s) that are neither comments nor table rows "
+                      "(NCCL debug output, commands?) were skipped", "info")
+    if log.wrong_total:
+        yield Problem(name, "", f"'Out of bounds values: {log.wrong_total}': the test found wrong results; figures "
+                      "stored but flagged", "warning")
+
+
+def _test_problems(name: str, tests: list[_Test], hosts: int | None) -> Iterator[Problem]:
     if any(t.op is None for t in tests):
         yield Problem(name, "", "the collective is not named in the log (no '*_perf' command line): stored as "
                       "'unknown'", "warning")
@@ -180,6 +182,47 @@ def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[I
                       + "): each stored under its own collective", "info")
     yield Problem(name, "", "the log does not say how the GPUs are connected (NVLink, PCIe, InfiniBand, RoCE ...)"
                   + (f" across its {hosts} nodes" if hosts and hosts > 1 else ""), "info")
+
+
+def _row_measurements(make, collective: str, row: dict, conditions: dict, index: int) -> Iterator[Measurement]:
+    """A table row's time, bus and algorithm bandwidth, out-of-place and in-place."""
+    for prefix, placement in (("out", "out-of-place"), ("in", "in-place")):
+        workload = {"collective": collective, "size_bytes": row["size_bytes"], "count": row["count"],
+                    "dtype": row["dtype"], "redop": row["redop"], "placement": placement}
+        if row["root"] is not None and row["root"] >= 0:
+            workload["root"] = row["root"]
+        t = row[prefix + "_time_us"]
+        if t is not None and t > 0:
+            yield make("collective_time_s", t * 1e-6, "s", dict(workload), conditions, index=index)
+        for metric, key_ in (("busbw_gbs", "_busbw"), ("algbw_gbs", "_algbw")):
+            value = row[prefix + key_]
+            if value is not None and value >= 0:
+                yield make(metric, value, "GB/s", dict(workload), conditions, index=index)
+
+
+def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
+    src, problem = open_or_problem(source, source_name)
+    if problem is not None:
+        yield problem
+        return
+    name = src.name
+    log = _Log().read(src)
+    tests = log.tests
+    # the devices and header are printed once per test; a test that printed none shares the first's
+    first_devices = next((t.devices for t in tests if t.devices), {})
+    header = next((t.header for t in tests if t.header), {})
+    rows = [r for t in tests for r in t.rows]
+    avg = next((t.avg for t in tests if t.avg is not None), None)
+    devices = [(key[1], dev) for key, dev in first_devices.items()]
+    if not rows and avg is None:
+        yield Problem(name, "", "no nccl-tests result table (size, count, type, ... busbw) in this file", "error")
+        return
+    hosts = len({h for h, _d in devices}) or None
+    yield from _log_problems(name, log)
+    ranks = len(devices) or None
+    count = ranks  # one "# Rank" line per GPU, whatever the GPUs per process (-g)
+    match, hardware_text = yield from _hardware(name, devices, count)
+    yield from _test_problems(name, tests, hosts)
     key = ("hw:" + hardware_text) if hardware_text else "sig:nccl-tests"
     # one fingerprint per run, so that identical figures of different runs are not taken for duplicates
     run_id = hashlib.sha256(repr([r for _n, r in rows] + [[t.avg for t in tests], hardware_text, count])
@@ -199,18 +242,7 @@ def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[I
                       "run": run_id}
         conditions = {k: v for k, v in conditions.items() if v is not None}
         for _number, row in test.rows:
-            for prefix, placement in (("out", "out-of-place"), ("in", "in-place")):
-                workload = {"collective": collective, "size_bytes": row["size_bytes"], "count": row["count"],
-                            "dtype": row["dtype"], "redop": row["redop"], "placement": placement}
-                if row["root"] is not None and row["root"] >= 0:
-                    workload["root"] = row["root"]
-                t = row[prefix + "_time_us"]
-                if t is not None and t > 0:
-                    yield make("collective_time_s", t * 1e-6, "s", dict(workload), conditions, index=index)
-                for metric, key_ in (("busbw_gbs", "_busbw"), ("algbw_gbs", "_algbw")):
-                    value = row[prefix + key_]
-                    if value is not None and value >= 0:
-                        yield make(metric, value, "GB/s", dict(workload), conditions, index=index)
+            yield from _row_measurements(make, collective, row, conditions, index)
             index += 1
         if test.avg is not None:
             yield make("avg_busbw_gbs", test.avg, "GB/s", {"collective": collective}, conditions,

@@ -7,14 +7,10 @@ estimates, with the error before and after."""
 from __future__ import annotations
 
 import logging
-import math
-from html import escape
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QThread, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
-    QCheckBox,
     QComboBox,
     QFileDialog,
     QFormLayout,
@@ -26,82 +22,29 @@ from PySide6.QtWidgets import (
     QPushButton,
     QScrollArea,
     QSpinBox,
-    QSplitter,
-    QTableView,
     QTabWidget,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
-from gpudesk.core.format import duration, format_number, si
-from gpudesk.ui import theme
-from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowSortProxy, RowTableModel, fit_columns
+from gpudesk.ui.benchmarks.imports_panel import ImportsPanel
+from gpudesk.ui.benchmarks.measurements import MeasurementsPanel
+from gpudesk.ui.benchmarks.versus_panel import VersusPanel
+from gpudesk.ui.benchmarks.words import (  # noqa: F401 - re-exported: the names this module always had
+    ERROR_HEADER,
+    ERROR_TIP,
+    KIND_WORDS,
+    METRIC_LABELS,
+    STATISTIC_WORDS,
+    metric_label,
+    tool_words,
+)
+from gpudesk.ui.models.table import ROW_ROLE
 
 log = logging.getLogger(__name__)
 
 COMPARE_LIMIT = 5000  # measurements compared with estimates at once (the newest first)
 RESULT_SUFFIXES = (".json", ".jsonl", ".txt", ".log", ".out", ".csv", ".md")
-KIND_WORDS = {"train": "training", "infer_decode": "generation", "infer_prefill": "prompt processing"}
-# what each stored metric is called on screen (its unit is shown with the value, never in the name)
-METRIC_LABELS = {
-    "prefill_tokens_per_s": "Prompt processing speed",
-    "decode_tokens_per_s_per_user": "Generation speed per user",
-    "decode_tokens_per_s_aggregate": "Generation speed, all users",
-    "prompt_and_generation_tokens_per_s": "Prompt + generation speed (blended)",
-    "output_tokens_per_s": "Output token throughput",
-    "output_tokens_per_s_per_user": "Output tokens per user (with wait)",
-    "output_tokens_per_s_per_gpu": "Output token throughput per GPU",
-    "input_tokens_per_s": "Input token throughput",
-    "total_tokens_per_s": "Total token throughput (in + out)",
-    "request_throughput": "Request throughput",
-    "request_goodput": "Request goodput",
-    "samples_per_s": "Inference samples/queries",
-    "train_samples_per_s": "Training throughput",
-    "ttft_s": "TTFT",
-    "tpot_s": "TPOT",
-    "itl_s": "ITL",
-    "e2e_latency_s": "Request latency",
-    "latency_s": "Query latency",
-    "batch_latency_s": "Batch latency",
-    "time_to_train_s": "Time to train",
-    "busbw_gbs": "Bus bandwidth",
-    "algbw_gbs": "Algorithm bandwidth",
-    "avg_busbw_gbs": "Average bus bandwidth",
-    "collective_time_s": "Collective time",
-}
-STATISTIC_WORDS = {"mean": "mean", "median": "median", "p50": "median", "avg": "mean"}
-ERROR_HEADER = "Estimate vs measured\n(+ = estimate higher)"
-ERROR_TIP = ("(estimated − measured) ÷ measured, from the estimate's likely value: +20% means the estimate is 20% "
-             "higher than the measurement, −20% that it is 20% lower")
-
-
-def metric_label(metric: str, statistic: str = "") -> str:
-    """'ttft_s', 'median' -> 'TTFT (median)'; an unknown metric keeps its stored name."""
-    name = METRIC_LABELS.get(metric, metric.replace("_", " "))
-    stat = STATISTIC_WORDS.get(statistic, statistic) if statistic else ""
-    return f"{name} ({stat})" if stat else name
-
-
-def tool_words(fmt: str | None) -> str:
-    """What a file was taken for, in words ('llama.cpp llama-bench Markdown table')."""
-    from gpudesk.core.benchmarks.detect import describe
-
-    return describe(fmt) if fmt else "unknown"
-
-
-def _value(v: float | None, unit: str) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return ""
-    if unit == "s":
-        if v < 1e-3:
-            return f"{v * 1e6:.3g} µs"
-        return duration(v)
-    return f"{si(v, digits=3)} {unit}".replace("  ", " ")
-
-
-def _pct(e: float | None) -> str:
-    return "" if e is None else f"{e * 100:+.0f}%"
 
 
 # Workers still running: kept alive here, not by the view, so that closing the view (or the window)
@@ -332,7 +275,11 @@ def catalogue_has(accelerators: list[dict], acc_id: str) -> bool:
     return any(a["id"] == acc_id for a in accelerators)
 
 
+
 class BenchmarksView(QWidget):
+    """A thin page: the import/export/delete buttons over four panels (measurements, measured vs
+    estimated, questions, imported files); the comparison runs on a CompareWorker."""
+
     open_requested = Signal(str, str)
     status_message = Signal(str)
     refreshed = Signal()
@@ -348,6 +295,20 @@ class BenchmarksView(QWidget):
 
         title = QLabel("Benchmarks")
         title.setObjectName("pageTitle")
+        top = self._top_row()
+        self.tabs = self._panels()
+        self.status = QLabel()
+        self.status.setObjectName("hint")
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 12, 16, 12)
+        layout.addWidget(title)
+        layout.addLayout(top)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.status)
+        self._set_enabled(False)
+
+    def _top_row(self) -> QHBoxLayout:
         self.subtitle = QLabel("Import the results your tools already write (llama-bench, vLLM, SGLang, TensorRT-LLM, "
                                "GuideLLM, GenAI-Perf/AIPerf, Ollama, MLPerf, nccl-tests, Lambda's tables, gpudesk's "
                                "schema): open them or drop them here.")
@@ -365,193 +326,28 @@ class BenchmarksView(QWidget):
         top.addWidget(self.import_button)
         top.addWidget(self.export_button)
         top.addWidget(self.delete_button)
+        return top
 
-        self.tabs = QTabWidget()
-        self.tabs.addTab(self._measurements_tab(), "Measurements")
-        self.tabs.addTab(self._chart_tab(), "Measured vs estimated")
+    def _panels(self) -> QTabWidget:
+        self.measurements_panel = MeasurementsPanel()
+        self.measurements_panel.selection_changed.connect(lambda rows: self.delete_button.setEnabled(bool(rows)))
+        self.versus_panel = VersusPanel()
+        self.versus_panel.status_message.connect(self.status_message.emit)
         self.questions = QuestionsPanel()
         self.questions.answered.connect(self.refresh)
-        self.tabs.addTab(self.questions, "Questions")
-        self.tabs.addTab(self._imports_tab(), "Imported files")
-        self.status = QLabel()
-        self.status.setObjectName("hint")
-
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(16, 12, 16, 12)
-        layout.addWidget(title)
-        layout.addLayout(top)
-        layout.addWidget(self.tabs, 1)
-        layout.addWidget(self.status)
-        self._set_enabled(False)
-
-    # ------------------------------------------------------------------ tabs
-    def _measurements_tab(self) -> QWidget:
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Search files, hardware, models, metrics…")
-        self.search.setClearButtonEnabled(True)
-        self.filter_hardware = QComboBox()
-        self.filter_metric = QComboBox()
-        self.filter_file = QComboBox()
-        self.only_flagged = QCheckBox("Flagged only")
-        self.only_flagged.setToolTip("Measurements above what the hardware can physically do, or otherwise implausible")
-        for combo in (self.filter_hardware, self.filter_metric, self.filter_file):
-            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(18)
-            combo.currentIndexChanged.connect(self._apply_filters)
-        self.search.setMinimumWidth(220)
-        self.search.textChanged.connect(self._apply_filters)
-        self.only_flagged.toggled.connect(self._apply_filters)
-        filters = QHBoxLayout()
-        filters.addWidget(self.search, 1)
-        filters.addWidget(self.filter_hardware)
-        filters.addWidget(self.filter_metric)
-        filters.addWidget(self.filter_file)
-        filters.addWidget(self.only_flagged)
-
-        self.model = _TipTableModel([
-            Column("metric", "Metric", text=lambda r: r["metric_text"], tooltip=lambda r: r["metric_tip"]),
-            Column("measured", "Measured", numeric=True, text=lambda r: r["measured_text"]),
-            Column("estimated", "Estimated (low–high)", numeric=True, text=lambda r: r["estimated_text"]),
-            Column("error", ERROR_HEADER, numeric=True, fmt=_pct, tooltip=lambda r: ERROR_TIP),
-            Column("hardware", "Hardware"),
-            Column("model_name", "Model"),
-            Column("tool", "Taken for", tooltip=lambda r: r["tool_tip"]),
-            Column("source_file", "File"),
-            Column("flag", "Flag"),
-        ], {"error": ERROR_TIP, "tool": "The tool gpudesk took the file for, judged from its content",
-            "metric": "What was measured, and which statistic of it (mean, median, p99 ...)"})
-        self.model.row_style = self._row_style
-        self.proxy = _MeasurementFilter(self)
-        self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(SORT_ROLE)
-        self.table = QTableView()
-        self.table.setModel(self.proxy)
-        self.table.setSortingEnabled(True)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
-        self.detail = QTextBrowser()
-        split = QSplitter()
-        split.addWidget(self.table)
-        split.addWidget(self.detail)
-        split.setStretchFactor(0, 4)
-        split.setStretchFactor(1, 1)
-        split.setSizes([1000, 330])
-        self.empty = QLabel("No measurements yet. <b>Import files…</b> or drop result files on this window: "
-                            "llama-bench JSON/JSONL/CSV or its Markdown table, vLLM and SGLang benchmark results, "
-                            "trtllm-bench reports and console summaries, GuideLLM and GenAI-Perf/AIPerf JSON, Ollama "
-                            "--verbose output, MLPerf logs, nccl-tests output, Lambda's benchmark tables, or gpudesk's "
-                            "own schema (resources/schema/benchmark.schema.json).")
-        self.empty.setWordWrap(True)
-        self.empty.setObjectName("hint")
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addLayout(filters)
-        layout.addWidget(self.empty)
-        layout.addWidget(split, 1)
-        return page
-
-    def _chart_tab(self) -> QWidget:
-        from gpudesk.ui.benchmarks.chart import MeasuredVsEstimated
-
-        self.chart = MeasuredVsEstimated()
-        self.show_calibrated = QCheckBox("Show the calibrated estimates (hollow points: the default estimate)")
-        self.show_calibrated.setChecked(True)
-        self.show_calibrated.toggled.connect(self._update_chart)
-        self.use_calibration = QCheckBox("Use my measurements to calibrate the estimates in Compare, Cluster and "
-                                         "the command line")
-        self.use_calibration.toggled.connect(self._calibration_switched)
-        self.calibration_text = QLabel()
-        self.calibration_text.setWordWrap(True)
-        self.calibration_text.setTextFormat(Qt.TextFormat.RichText)
-        self.factors = RowTableModel([
-            Column("accelerator", "Accelerator"),
-            Column("kind", "Work"),
-            Column("factor", "Factor", numeric=True, fmt=lambda v: f"×{v:.2f}"),
-            Column("measurements", "Measurements", numeric=True),
-        ])
-        self.factors_table = QTableView()
-        self.factors_table.setModel(self.factors)
-        self.factors_table.verticalHeader().hide()
-        self.factors_table.horizontalHeader().setStretchLastSection(True)
-        side = QWidget()
-        side_layout = QVBoxLayout(side)
-        side_layout.setContentsMargins(0, 0, 0, 0)
-        heading = QLabel("<b>Calibration</b>")
-        side_layout.addWidget(heading)
-        side_layout.addWidget(self.use_calibration)
-        side_layout.addWidget(self.calibration_text)
-        side_layout.addWidget(self.factors_table, 2)
-        side_layout.addWidget(QLabel("<b>Error of the default estimates</b>, by accelerator and metric"))
-        self.summary = RowTableModel([
-            Column("accelerator", "Accelerator"),
-            Column("metric", "Metric", text=lambda r: metric_label(r["metric"])),
-            Column("measurements", "n", numeric=True),
-            Column("median_error", "Median estimate vs measured", numeric=True, fmt=_pct),
-            Column("spread", "10–90%", numeric=True, text=lambda r: f"{_pct(r['p10_error'])} to {_pct(r['p90_error'])}"),
-            Column("inside_share", "In range", numeric=True, fmt=lambda v: f"{v:.0%}"),
-        ])
-        self.summary_table = QTableView()
-        self.summary_table.setModel(self.summary)
-        self.summary_table.verticalHeader().hide()
-        self.summary_table.horizontalHeader().setStretchLastSection(True)
-        side_layout.addWidget(self.summary_table, 3)
-        note = QLabel("A factor is the median of measured ÷ estimated speed over your confirmed, plausible, "
-                      "typical-value measurements of that accelerator and kind of work; the estimates show how many "
-                      "measurements back it.")
-        note.setWordWrap(True)
-        note.setObjectName("hint")
-        side_layout.addWidget(note)
-        split = QSplitter()
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addWidget(self.chart, 1)
-        left_layout.addWidget(self.show_calibrated)
-        split.addWidget(left)
-        split.addWidget(side)
-        split.setStretchFactor(0, 5)
-        split.setStretchFactor(1, 4)
-        split.setSizes([760, 620])
-        return split
-
-    def _imports_tab(self) -> QWidget:
-        self.imports_model = RowTableModel([
-            Column("imported_at", "Imported", fmt=lambda v: (v or "")[:16].replace("T", " ")),
-            Column("source_file", "File"),
-            Column("tool", "Taken for"),
-            Column("read", "Read", numeric=True),
-            Column("stored", "Stored", numeric=True),
-            Column("duplicates", "Duplicates", numeric=True),
-            Column("problem_count", "Problems", numeric=True),
-        ])
-        proxy = RowSortProxy(self)
-        proxy.setSourceModel(self.imports_model)
-        self.imports_table = QTableView()
-        self.imports_table.setModel(proxy)
-        self.imports_table.setSortingEnabled(True)
-        self.imports_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.imports_table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.imports_table.verticalHeader().hide()
-        self.imports_table.horizontalHeader().setStretchLastSection(True)
-        self.imports_table.selectionModel().selectionChanged.connect(self._import_selected)
-        self.import_detail = QTextBrowser()
-        self.delete_import_button = QPushButton("Delete this import")
-        self.delete_import_button.setToolTip("Remove the file's measurements (import it again to bring them back)")
-        self.delete_import_button.clicked.connect(lambda *_: self.delete_import())
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.imports_table)
-        split.addWidget(self.import_detail)
-        layout.addWidget(split, 1)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(self.delete_import_button)
-        layout.addLayout(row)
-        return page
+        self.imports_panel = ImportsPanel()
+        self.imports_panel.delete_requested.connect(lambda: self.delete_import())
+        tabs = QTabWidget()
+        tabs.addTab(self.measurements_panel, "Measurements")
+        tabs.addTab(self.versus_panel, "Measured vs estimated")
+        tabs.addTab(self.questions, "Questions")
+        tabs.addTab(self.imports_panel, "Imported files")
+        # the panels' widgets, under the names the view has always had (scripts and tests use them)
+        for panel, names in ((self.measurements_panel, _MEASUREMENTS_WIDGETS), (self.versus_panel, _VERSUS_WIDGETS),
+                             (self.imports_panel, _IMPORTS_WIDGETS)):
+            for name in names:
+                setattr(self, name, getattr(panel, name))
+        return tabs
 
     # ------------------------------------------------------------------ data
     def set_catalogue(self, catalogue) -> None:
@@ -588,7 +384,7 @@ class BenchmarksView(QWidget):
         self.status.setText(f"{total:,} measurement(s) stored" + (
             f"; the newest {COMPARE_LIMIT:,} are shown and compared" if total > COMPARE_LIMIT else "") +
             ("; comparing with the estimates…" if total else ""))
-        self._fill_table({})
+        self.measurements_panel.fill(self.catalogue, self.measurements, {})
         self.worker = CompareWorker(self.catalogue, self.measurements, self)
         self.worker.done.connect(self._compared)
         self.worker.start()
@@ -603,16 +399,16 @@ class BenchmarksView(QWidget):
             if not self._pending_refresh and (self.worker is None or not self.worker.isRunning()):
                 return ok
 
+
     def _compared(self, results: dict) -> None:
         self.results = results
+        self.versus_panel.results = results
         if "error" in results:
             self.status.setText(f"Could not compare with the estimates: {results['error']}")
         else:
             versus = {v.measurement.id: v for v in results["versus"]}
-            self._fill_table(versus)
-            self._fill_calibration(results)
-            self._fill_summary(results.get("summary") or [])
-            self._update_chart()
+            self.measurements_panel.fill(self.catalogue, self.measurements, versus)
+            self.versus_panel.set_results(self.catalogue, results)
             self._fill_model_questions(results["versus"])
             compared = sum(1 for v in results["versus"] if v.comparable)
             flagged = sum(1 for v in results["versus"] if v.implausible)
@@ -626,222 +422,21 @@ class BenchmarksView(QWidget):
             return
         self.refreshed.emit()
 
-    # ------------------------------------------------------------------ the measurements table
-    def _fill_table(self, versus: dict) -> None:
-        accelerators = self.catalogue.index("accelerators") if self.catalogue else {}
-        rows = []
-        for m in self.measurements:
-            v = versus.get(m.id)
-            acc = accelerators.get(m.accelerator_id or "", {})
-            if m.cpu_only:
-                hardware = "CPU only"
-            elif m.accelerator_id:
-                hardware = f"{m.accelerator_count or 1} × {acc.get('name', m.accelerator_id)}"
-                if m.match_confidence != "exact":
-                    hardware += " (guess)"
-            else:
-                hardware = f"? {m.hardware_text or 'not named'}"
-            wl = m.workload or {}
-            est = v.estimated if v is not None else None
-            flag = ""
-            if v is not None and v.implausible:
-                flag = "implausible: " + v.implausible[0]
-            elif v is not None and not v.comparable:
-                flag = "not compared: " + v.reason
-            elif v is not None and not v.inside:
-                flag = "outside the estimate's range"
-            fmt = getattr(self, "_import_formats", {}).get(m.import_id) or m.format
-            rows.append({
-                "id": m.id, "m": m, "v": v,
-                "source_file": m.source_file, "format": m.format, "hardware": hardware,
-                "tool": tool_words(fmt), "tool_tip": f"{tool_words(fmt)} ({fmt})",
-                "model_name": str(wl.get("model") or wl.get("model_type") or ""),
-                "metric": m.metric, "metric_text": metric_label(m.metric, m.statistic),
-                "metric_tip": f"{m.metric}, {m.statistic}" + (f" ± {_value(m.stddev, m.unit)}" if m.stddev else ""),
-                "measured": m.value, "measured_text": _value(m.value, m.unit),
-                "estimated": est.likely if est else None,
-                "estimated_text": (f"{_value(est.likely, m.unit)} ({_value(est.low, m.unit)} – {_value(est.high, m.unit)})"
-                                   if est else ""),
-                "error": v.error if (v is not None and v.comparable) else None,
-                "flag": flag, "flagged": bool(v is not None and v.implausible),
-                "accelerator_id": m.accelerator_id or "", "search": " ".join(
-                    str(x) for x in (m.source_file, hardware, m.metric, metric_label(m.metric, m.statistic), m.format,
-                                     tool_words(fmt), wl.get("model"), wl.get("model_type"))),
-            })
-        # flagged first, then what compares with an estimate, then the rest (the header sorts otherwise)
-        rows.sort(key=lambda r: (not r["flagged"], r["error"] is None, r["source_file"], r["metric"]))
-        self.model.set_rows(rows)
-        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        self.proxy.sort(-1)
-        self._fill_filters(rows)
-        fit_columns(self.table, self.model, maximum=230)
-        self._apply_filters()
-        if self.proxy.rowCount():
-            self.table.selectRow(0)
-
-    def _row_style(self, row: dict) -> dict:
-        if row.get("flagged"):
-            return {"color": theme.hex("error"), "tooltip": row["flag"]}
-        if row.get("flag", "").startswith("not compared"):
-            return {"color": theme.hex("dimmed"), "tooltip": row["flag"]}
-        return {}
-
-    def _fill_filters(self, rows: list[dict]) -> None:
-        def fill(combo: QComboBox, label: str, values):
-            current = combo.currentData()
-            combo.blockSignals(True)
-            combo.clear()
-            combo.addItem(label, "")
-            for value, text in values:
-                combo.addItem(text, value)
-            index = combo.findData(current)
-            combo.setCurrentIndex(max(0, index))
-            combo.blockSignals(False)
-
-        hardware = sorted({(r["hardware"], r["hardware"]) for r in rows})
-        fill(self.filter_hardware, "All hardware", hardware)
-        fill(self.filter_metric, "All metrics", sorted({(r["m"].metric, metric_label(r["m"].metric)) for r in rows},
-                                                       key=lambda vt: vt[1]))
-        fill(self.filter_file, "All files", sorted({(r["source_file"], r["source_file"]) for r in rows}))
-
-    def _apply_filters(self, *_args) -> None:
-        self.proxy.set_filters(self.search.text(), self.filter_hardware.currentData() or "",
-                               self.filter_metric.currentData() or "", self.filter_file.currentData() or "",
-                               self.only_flagged.isChecked())
-
     def selected_rows(self) -> list[dict]:
-        return [i.data(ROW_ROLE) for i in self.table.selectionModel().selectedRows()]
-
-    def _selection_changed(self, *_args) -> None:
-        rows = self.selected_rows()
-        self.delete_button.setEnabled(bool(rows))
-        self.detail.setHtml(_detail_html(rows[0], self.catalogue) if rows else "")
-
-    # ------------------------------------------------------------------ chart and calibration
-    def _chart_rows(self, calibrated: bool) -> tuple[list[dict], dict | None]:
-        versus = self.results.get("versus") or []
-        after = self.results.get("calibrated") or {}
-        rows, before = [], {}
-        for v in versus:
-            if not v.comparable or v.estimated is None:
-                continue
-            m = v.measurement
-            est = after.get(m.id, v.estimated) if calibrated else v.estimated
-            if calibrated and m.id in after:
-                before[m.id] = v.estimated.likely
-            label = (f"{m.source_file}\n{metric_label(m.metric, m.statistic)}: measured {_value(m.value, m.unit)}, estimated "
-                     f"{_value(est.likely, m.unit)} ({_value(est.low, m.unit)} – {_value(est.high, m.unit)})")
-            if v.implausible:
-                label += "\nflagged: " + "; ".join(v.implausible)
-            rows.append({"id": m.id, "measured": m.value, "low": est.low, "likely": est.likely, "high": est.high,
-                         "kind": v.kind, "implausible": bool(v.implausible), "label": label})
-        return rows, (before if calibrated else None)
-
-    def _update_chart(self, *_args) -> None:
-        calibrated = self.show_calibrated.isChecked() and bool(self.results.get("calibrated"))
-        rows, before = self._chart_rows(calibrated)
-        self.chart.set_points(rows, before)
-
-    def _fill_calibration(self, results: dict) -> None:
-        cals = results.get("calibrations") or ()
-        names = self.catalogue.index("accelerators")
-        self.factors.set_rows([{"accelerator": names.get(c.device_id, {}).get("name", c.device_id),
-                                "kind": KIND_WORDS.get(c.kind, c.kind), "factor": c.factor,
-                                "measurements": c.measurements} for c in cals])
-        fit_columns(self.factors_table, self.factors, maximum=200)
-        stats = results.get("stats") or {}
-        n = stats.get("measurements", 0)
-        if not n:
-            self.calibration_text.setText("No measurement can calibrate yet: calibration uses measurements whose "
-                                          "hardware is confirmed, that are plausible, and that compare with an "
-                                          "estimate (generation, prompt processing or training speed).")
-            return
-        lines = [f"Median error of the estimates on {n:,} measurement(s): <b>{stats['before'] * 100:.0f}%</b> with the "
-                 f"default model, <b>{stats['after'] * 100:.0f}%</b> calibrated."]
-        for kind, s in (results.get("by_kind") or {}).items():
-            if s.get("measurements"):
-                lines.append(f"{KIND_WORDS.get(kind, kind)}: {s['before'] * 100:.0f}% → {s['after'] * 100:.0f}% "
-                             f"({s['measurements']})")
-        on = self.use_calibration.isChecked()
-        lines.append("Estimates elsewhere use these factors." if on else
-                     f"<span style='color:{theme.hex('warning')}'>Calibration is off: estimates elsewhere use the default model.</span>")
-        self.calibration_text.setText("<br>".join(lines))
-
-    def _fill_summary(self, rows: list[dict]) -> None:
-        names = self.catalogue.index("accelerators")
-        for r in rows:
-            r["accelerator"] = names.get(r["accelerator_id"] or "", {}).get("name", r["accelerator_id"] or "?")
-            r["spread"] = r["p90_error"] - r["p10_error"]
-        self.summary.set_rows(rows)
-        fit_columns(self.summary_table, self.summary, maximum=170)
-
-    def _calibration_switched(self, on: bool) -> None:
-        from gpudesk.core.settings import SettingsError, load_settings, save_settings
-
-        try:
-            settings = load_settings()
-            settings.calibration_enabled = bool(on)
-            save_settings(settings)
-        except (SettingsError, OSError) as exc:
-            QMessageBox.warning(self, "Setting not saved", str(exc))
-            return
-        self.status_message.emit("Calibration " + ("on: estimates use your measurements" if on else
-                                                   "off: estimates use the default model"))
-        if self.results:
-            self._fill_calibration(self.results)
+        return self.measurements_panel.selected_rows()
 
     # ------------------------------------------------------------------ questions and imports
     def _fill_model_questions(self, versus) -> None:
-        models: dict[str, dict] = {}
-        lengths: dict[str, dict] = {}
-        for v in versus:
-            if v.comparable:
-                continue
-            m = v.measurement
-            if m.workload.get("language_model") is False:
-                continue  # named non-language models (image, speech ...): gpudesk estimates none of them
-            if "parameter count is not known" in v.reason:
-                # remembered for the next files of this model's signature (or of this import)
-                key = m.hardware_key if m.hardware_key else f"import:{m.import_id}"
-                q = models.setdefault(key, {"key": key, "title": m.source_file, "measurements": 0,
-                                            "reason": "the file does not name the model that ran"})
-                q["measurements"] += 1
-            elif "prompt length is not known" in v.reason or "generated tokens per request" in v.reason:
-                key = f"import:{m.import_id}"  # lengths belong to one run, not to the hardware
-                q = lengths.setdefault(key, {"key": key, "title": m.source_file, "measurements": 0,
-                                             "reason": "the file does not say how long the prompts and answers were"})
-                q["measurements"] += 1
-        self.questions.set_questions(self.catalogue, self._hardware_questions, list(models.values()),
-                                     list(lengths.values()))
+        from gpudesk.core.benchmarks.questions import model_questions
+
+        models, lengths = model_questions(versus)
+        self.questions.set_questions(self.catalogue, self._hardware_questions, models, lengths)
         n = self.questions.count
         self.tabs.setTabText(2, f"Questions ({n})" if n else "Questions")
 
     def _fill_imports(self, rows: list[dict]) -> None:
-        self._import_formats = {r.get("id"): r.get("format") for r in rows}
-        for r in rows:
-            r["problem_count"] = len(r.get("problems") or [])
-            r["tool"] = tool_words(r.get("format"))
-        self.imports_model.set_rows(rows)
-        fit_columns(self.imports_table, self.imports_model, maximum=520)
-        self._import_selected()
-
-    def _selected_import(self) -> dict | None:
-        rows = self.imports_table.selectionModel().selectedRows()
-        return rows[0].data(ROW_ROLE) if rows else None
-
-    def _import_selected(self, *_args) -> None:
-        imp = self._selected_import()
-        self.delete_import_button.setEnabled(imp is not None)
-        if imp is None:
-            self.import_detail.setHtml(f"<p style='color:{theme.hex('muted')}'>Select an imported file to see its problems.</p>")
-            return
-        problems = "".join(
-            f"<li><span style='color:{theme.hex(_SEVERITY.get(p.get('severity'), 'ink'))}'>{escape(p.get('severity', ''))}</span>"
-            f" {escape(p.get('place') or '')}: {escape(p.get('message') or '')}</li>" for p in imp.get("problems") or [])
-        self.import_detail.setHtml(
-            f"<b>{escape(imp['source_file'])}</b> (taken for {escape(tool_words(imp['format']))}), imported "
-            f"{escape((imp['imported_at'] or '')[:16].replace('T', ' '))}: read {imp['read']:,}, stored {imp['stored']:,}, "
-            f"{imp['duplicates']:,} already stored." + (f"<ul>{problems}</ul>" if problems else "<p>No problems.</p>"))
+        self.measurements_panel.import_formats = {r.get("id"): r.get("format") for r in rows}
+        self.imports_panel.fill(rows)
 
     # ------------------------------------------------------------------ actions
     def choose_files(self) -> None:
@@ -924,7 +519,7 @@ class BenchmarksView(QWidget):
     def delete_import(self, confirm: bool = True) -> int:
         from gpudesk.core.benchmarks.store import delete_measurements
 
-        imp = self._selected_import()
+        imp = self.imports_panel.selected_import()
         if imp is None:
             return 0
         if confirm and QMessageBox.question(
@@ -936,79 +531,9 @@ class BenchmarksView(QWidget):
         return n
 
 
-_SEVERITY = {"error": "error", "warning": "warning", "question": "accent_ink", "info": "muted"}  # theme names
 
-
-class _TipTableModel(RowTableModel):
-    """A row table whose column headers carry a tooltip (what a column means, the sign of a %)."""
-
-    def __init__(self, columns: list[Column], header_tips: dict[str, str], parent=None):
-        super().__init__(columns, parent)
-        self._header_tips = header_tips
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):  # noqa: N802
-        if (role == Qt.ItemDataRole.ToolTipRole and orientation == Qt.Orientation.Horizontal
-                and 0 <= section < len(self.columns())):
-            return self._header_tips.get(self.columns()[section].key)
-        return super().headerData(section, orientation, role)
-
-
-class _MeasurementFilter(RowSortProxy):
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self._text, self._hardware, self._metric, self._file, self._flagged = "", "", "", "", False
-
-    def set_filters(self, text: str, hardware: str, metric: str, file: str, flagged: bool) -> None:
-        self.change_filter(_text=text.lower().strip(), _hardware=hardware, _metric=metric, _file=file,
-                           _flagged=flagged)
-
-    def filterAcceptsRow(self, source_row: int, source_parent) -> bool:  # noqa: N802 - Qt override
-        row = self.sourceModel().row(source_row)
-        if self._hardware and row["hardware"] != self._hardware:
-            return False
-        if self._metric and row["m"].metric != self._metric:
-            return False
-        if self._file and row["source_file"] != self._file:
-            return False
-        if self._flagged and not row["flagged"]:
-            return False
-        return not self._text or self._text in row["search"].lower()
-
-
-def _detail_html(row: dict, catalogue) -> str:
-    m, v = row["m"], row["v"]
-    wl = {k: val for k, val in (m.workload or {}).items() if val not in (None, "", {})}
-    cond = {k: val for k, val in (m.conditions or {}).items() if val not in (None, "", {})}
-
-    def shown(key: str, val) -> str:
-        if isinstance(val, bool) or not isinstance(val, int | float):
-            return str(val)
-        if key in ("params", "active_params"):
-            return f"{val / 1e9:,.3g} billion"
-        if key.endswith("_bytes"):
-            return f"{val / 1e9:,.3g} GB"
-        return format_number(val, key)
-
-    def table(d: dict) -> str:
-        return "".join(f"<tr><td style='color:{theme.hex('muted')};padding-right:8px'>{escape(str(k))}</td>"
-                       f"<td>{escape(shown(str(k), val))}</td></tr>" for k, val in d.items())
-
-    parts = [f"<h3 style='margin-bottom:2px'>{escape(row['metric_text'])}: {escape(row['measured_text'])}</h3>",
-             f"<p style='color:{theme.hex('muted')};margin-top:0'>{escape(m.source_file)} · taken for {escape(row['tool'])} · "
-             f"{escape(m.statistic)}" + (f" ± {escape(_value(m.stddev, m.unit))}" if m.stddev else "") + "</p>"]
-    if v is not None and v.implausible:
-        parts.append(f"<p style='color:{theme.hex('error')}'><b>Flagged.</b> " + escape("; ".join(v.implausible)) + "</p>")
-    if v is not None and v.comparable:
-        parts.append(f"<p><b>Estimated</b> {escape(row['estimated_text'])}; estimate vs measured {escape(_pct(v.error))}"
-                     + (" (inside the range)" if v.inside else " (outside the range)") + f". {escape(v.reason)}</p>")
-    elif v is not None:
-        parts.append(f"<p style='color:{theme.hex('muted')}'><b>Not compared</b>: {escape(v.reason)}.</p>")
-    parts.append(f"<p><b>Hardware</b> {escape(row['hardware'])}" +
-                 (f"<br><span style='color:{theme.hex('muted')}'>{escape(m.match_reason)}</span>" if m.match_reason else "") + "</p>")
-    if wl:
-        parts.append(f"<p><b>Workload</b></p><table>{table(wl)}</table>")
-    if cond:
-        parts.append(f"<p><b>Conditions</b></p><table>{table(cond)}</table>")
-    if v is not None and v.notes:
-        parts.append("<p><b>Notes</b></p><ul>" + "".join(f"<li>{escape(n)}</li>" for n in v.notes) + "</ul>")
-    return "".join(parts)
+_MEASUREMENTS_WIDGETS = ("search", "filter_hardware", "filter_metric", "filter_file", "only_flagged", "model", "proxy",
+                         "table", "detail", "empty")
+_VERSUS_WIDGETS = ("chart", "show_calibrated", "use_calibration", "calibration_text", "factors", "factors_table",
+                   "summary", "summary_table")
+_IMPORTS_WIDGETS = ("imports_model", "imports_table", "import_detail", "delete_import_button")
