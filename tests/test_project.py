@@ -28,6 +28,26 @@ def test_ruff_finds_nothing():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_no_class_over_300_lines_and_no_function_over_60():
+    # the house rule (issue 16): a longer one says why on its def/class line, in a "# size:" comment
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "gpudesk").rglob("*.py")):
+        if "migrations" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                limit = 300 if isinstance(node, ast.ClassDef) else 60
+                length = node.end_lineno - node.lineno + 1
+                header = " ".join(lines[node.lineno - 1:(node.body[0].lineno if node.body else node.lineno)])
+                if length > limit and "# size:" not in header:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({length} lines)")
+    assert not found, "\n".join(found)
+
+
 def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Run the tests", 1)[1]

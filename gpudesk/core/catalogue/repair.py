@@ -174,36 +174,9 @@ def _salvage(source: Path, target: Path, report: RepairReport) -> str | None:
 
         dst_columns = {t: [c.name for c in table.columns] for t, table in pagescan.tables_of(dst).items()}
         for table, user_rows in USER_TABLES:
-            if table not in dst_columns or table not in schema:
-                continue
-            columns = [c.name for c in schema[table].columns]
-            wanted = [c for c in columns if c in dst_columns[table]]
-            rows: dict[int, tuple] = {}  # rowid -> values of `wanted`
-            failed: list[int] = []
-            complete = False
-            if src is not None and table in tables:
-                complete, failed = _read_rows(src, table, user_rows, wanted, rows, page_rows)
-            if not complete:
-                report.incomplete.append(table)
-            # the pages too, even after a scan that ended without an error: in a damaged file a
-            # broken pointer can lead a scan past leaf pages without SQLite noticing
-            index = {c: i for i, c in enumerate(columns)}
-            for rowid, values in page_rows(table).items():
-                if rowid in rows or not _is_users(values, index, user_rows):
-                    continue
-                rows[rowid] = tuple(values[index[c]] for c in wanted)
-            lost = sum(1 for rowid in failed if rowid not in rows)
-            insert = f"INSERT OR REPLACE INTO {table} ({', '.join(wanted)}) VALUES ({', '.join('?' * len(wanted))})"  # noqa: S608
-            salvaged = 0
-            for rowid in sorted(rows):
-                try:
-                    dst.execute(insert, rows[rowid])
-                    salvaged += 1
-                except sqlite3.Error as exc:  # refused by the new schema (a value of the wrong kind)
-                    log.info("%s row %s not salvaged: %s", table, rowid, exc)
-                    lost += 1
-            report.salvaged[table] = salvaged
-            report.lost[table] = lost
+            if table in dst_columns and table in schema:
+                _salvage_table(dst, src if table in tables else None, table, user_rows,
+                               [c.name for c in schema[table].columns], dst_columns[table], page_rows, report)
         imported = _imported_meta(src, tables) if src is not None else None
         if imported:
             dst.execute("INSERT OR REPLACE INTO catalogue_meta (key, value) VALUES (?, ?)", (IMPORTED_META, imported))
@@ -213,6 +186,38 @@ def _salvage(source: Path, target: Path, report: RepairReport) -> str | None:
         if src is not None:
             src.close()
     return imported
+
+
+def _salvage_table(dst, src, table: str, user_rows, columns: list[str], dst_columns: list[str], page_rows,
+                   report: RepairReport) -> None:
+    """One table's user rows: SQLite's reads of the damaged file first, then its pages."""
+    wanted = [c for c in columns if c in dst_columns]
+    rows: dict[int, tuple] = {}  # rowid -> values of `wanted`
+    failed: list[int] = []
+    complete = False
+    if src is not None:
+        complete, failed = _read_rows(src, table, user_rows, wanted, rows, page_rows)
+    if not complete:
+        report.incomplete.append(table)
+    # the pages too, even after a scan that ended without an error: in a damaged file a
+    # broken pointer can lead a scan past leaf pages without SQLite noticing
+    index = {c: i for i, c in enumerate(columns)}
+    for rowid, values in page_rows(table).items():
+        if rowid in rows or not _is_users(values, index, user_rows):
+            continue
+        rows[rowid] = tuple(values[index[c]] for c in wanted)
+    lost = sum(1 for rowid in failed if rowid not in rows)
+    insert = f"INSERT OR REPLACE INTO {table} ({', '.join(wanted)}) VALUES ({', '.join('?' * len(wanted))})"  # noqa: S608
+    salvaged = 0
+    for rowid in sorted(rows):
+        try:
+            dst.execute(insert, rows[rowid])
+            salvaged += 1
+        except sqlite3.Error as exc:  # refused by the new schema (a value of the wrong kind)
+            log.info("%s row %s not salvaged: %s", table, rowid, exc)
+            lost += 1
+    report.salvaged[table] = salvaged
+    report.lost[table] = lost
 
 
 def _open_damaged(source: Path, report: RepairReport) -> tuple[sqlite3.Connection | None, set[str]]:
