@@ -75,37 +75,9 @@ def format_estimate(scenario, est: Estimate) -> str:
         if est.kind != "infer":
             lines.append("Each step          " + step_text(est).replace("\n", ", "))
     if est.feasible:
-        if est.kind == "infer":
-            lines.append(f"Decode, per user   {rng(est.decode_tokens_per_s_per_user, lambda v: f'{v:,.1f} tokens/s')}")
-            lines.append(f"Decode, all users  {rng(est.tokens_per_s, lambda v: f'{v:,.0f} tokens/s')}")
-            lines.append(f"Time to 1st token  {rng(est.ttft_s, duration)}")
-            lines.append(f"One round          {rng(est.time_s, duration)}")
-        else:
-            lines.append(f"Throughput         {rng(est.tokens_per_s, lambda v: si(v, 'tokens/s'))}")
-            lines.append(f"MFU                {rng(est.mfu, lambda v: f'{v:.0%}')}")
-            if est.time_s is not None:
-                lines.append(f"Time to train      {rng(est.time_s, duration)}")
-            if est.slowest_link and est.comm_share and est.comm_share.likely >= 0.005:
-                lines.append(f"Slowest link       {est.slowest_link} ({est.comm_share.likely:.0%} of each step)")
-        lines.append(f"Power (with PUE)   {rng(est.power_w, power) if est.power_w else 'unknown (no power figure)'}")
-        if est.energy_kwh is not None:
-            lines.append(f"Energy per run     {rng(est.energy_kwh, energy)}")
-            lines.append(f"CO2 per run        {rng(est.co2_kg, co2)}")
-        if est.embodied_kg_per_run is not None:
-            lines.append(f"Embodied CO2 / run {rng(est.embodied_kg_per_run, co2)}  (making the hardware, spread over "
-                         f"its lifetime)")
-        if est.energy_kwh_per_year:
-            lines.append(f"Per year           {energy(est.energy_kwh_per_year)}, {co2(est.co2_kg_per_year)}"
-                         + (f" + {co2(est.embodied_kg_per_year)} embodied" if est.embodied_kg_per_year else ""))
-        c = est.cost
-        if c.cloud_usd_per_run is not None:
-            lines.append(f"Cloud cost / run   {rng(c.cloud_usd_per_run, usd)}  ({c.rent_label})")
-        if c.capex_usd is not None:
-            lines.append(f"Capex              {usd(c.capex_usd)}")
-        if c.owned_usd_per_run is not None:
-            lines.append(f"Owned cost / run   {rng(c.owned_usd_per_run, usd)}  (electricity {usd(c.electricity_usd_per_run.likely)})")
-        if c.break_even_runs is not None:
-            lines.append(f"Break-even         {c.break_even_runs:,.1f} runs, {c.break_even_months:,.1f} months")
+        lines.extend(_speed_lines(est))
+        lines.extend(_power_lines(est))
+        lines.extend(_cost_lines(est.cost))
     if est.notes:
         lines.append("")
         lines.append("Notes")
@@ -116,3 +88,48 @@ def format_estimate(scenario, est: Estimate) -> str:
     for text in est.assumptions:
         lines.append(f"  - {text}")
     return "\n".join(lines)
+
+
+def _speed_lines(est: Estimate) -> list[str]:
+    """Decode speed, first-token latency and round time (serving), else throughput, MFU and time to train."""
+    if est.kind == "infer":
+        return [f"Decode, per user   {rng(est.decode_tokens_per_s_per_user, lambda v: f'{v:,.1f} tokens/s')}",
+                f"Decode, all users  {rng(est.tokens_per_s, lambda v: f'{v:,.0f} tokens/s')}",
+                f"Time to 1st token  {rng(est.ttft_s, duration)}",
+                f"One round          {rng(est.time_s, duration)}"]
+    lines = [f"Throughput         {rng(est.tokens_per_s, lambda v: si(v, 'tokens/s'))}",
+             f"MFU                {rng(est.mfu, lambda v: f'{v:.0%}')}"]
+    if est.time_s is not None:
+        lines.append(f"Time to train      {rng(est.time_s, duration)}")
+    if est.slowest_link and est.comm_share and est.comm_share.likely >= 0.005:
+        lines.append(f"Slowest link       {est.slowest_link} ({est.comm_share.likely:.0%} of each step)")
+    return lines
+
+
+def _power_lines(est: Estimate) -> list[str]:
+    """Power, energy and CO2 per run (operational and embodied), and per year."""
+    lines = [f"Power (with PUE)   {rng(est.power_w, power) if est.power_w else 'unknown (no power figure)'}"]
+    if est.energy_kwh is not None:
+        lines.append(f"Energy per run     {rng(est.energy_kwh, energy)}")
+        lines.append(f"CO2 per run        {rng(est.co2_kg, co2)}")
+    if est.embodied_kg_per_run is not None:
+        lines.append(f"Embodied CO2 / run {rng(est.embodied_kg_per_run, co2)}  (making the hardware, spread over "
+                     f"its lifetime)")
+    if est.energy_kwh_per_year:
+        lines.append(f"Per year           {energy(est.energy_kwh_per_year)}, {co2(est.co2_kg_per_year)}"
+                     + (f" + {co2(est.embodied_kg_per_year)} embodied" if est.embodied_kg_per_year else ""))
+    return lines
+
+
+def _cost_lines(c) -> list[str]:
+    """Cloud cost per run, capex, owned cost per run and the break-even point, where known."""
+    lines = []
+    if c.cloud_usd_per_run is not None:
+        lines.append(f"Cloud cost / run   {rng(c.cloud_usd_per_run, usd)}  ({c.rent_label})")
+    if c.capex_usd is not None:
+        lines.append(f"Capex              {usd(c.capex_usd)}")
+    if c.owned_usd_per_run is not None:
+        lines.append(f"Owned cost / run   {rng(c.owned_usd_per_run, usd)}  (electricity {usd(c.electricity_usd_per_run.likely)})")
+    if c.break_even_runs is not None:
+        lines.append(f"Break-even         {c.break_even_runs:,.1f} runs, {c.break_even_months:,.1f} months")
+    return lines

@@ -7,12 +7,8 @@ module composes them.
 
 from __future__ import annotations
 
-import logging
-import sqlite3
-import threading
-
-from PySide6.QtCore import QByteArray, QSize, Qt, QThread, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeySequence, QUndoGroup
+from PySide6.QtCore import QByteArray, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QIcon, QUndoGroup
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -26,12 +22,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpudesk import APP_DISPLAY_NAME, __version__
+from gpudesk import APP_DISPLAY_NAME
 from gpudesk.core import paths
 from gpudesk.ui.catalogue.view import CatalogueView
 from gpudesk.ui.state import settings_store
-
-log = logging.getLogger(__name__)
+from gpudesk.ui.window import help as window_help
+from gpudesk.ui.window import recovery
+from gpudesk.ui.window.loader import CatalogueLoader
+from gpudesk.ui.window.menus import build_menus
+from gpudesk.ui.window.sidebar import sidebar
+from gpudesk.ui.window.state import restore_state, save_state
 
 PAGES = (
     ("catalogue", "Catalogue", "catalogue.svg"),
@@ -40,68 +40,6 @@ PAGES = (
     ("benchmarks", "Benchmarks", "benchmarks.svg"),
     ("reports", "Reports", "reports.svg"),
 )
-
-
-class CatalogueLoader(QThread):
-    """Opens (creating or upgrading) the catalogue database off the UI thread."""
-
-    previewed = Signal(object)  # the stored catalogue, read-only, before the full open
-    loaded = Signal(object)
-    failed = Signal(str)
-    damaged = Signal(object)  # a DamagedDatabaseError: the database file needs repair
-
-    def __init__(self, database_url: str | None, parent=None):
-        super().__init__(parent)
-        self.database_url = database_url
-        self.preview_shown = threading.Event()
-
-    def run(self) -> None:
-        # First the catalogue as stored (stdlib sqlite3, a few ms), so the window is populated at
-        # once; then the full catalogue (SQLAlchemy, migrations, bundle sync), which replaces it.
-        if not self.database_url:
-            try:
-                from gpudesk.core.catalogue.reading import read_snapshot
-                from gpudesk.core.settings import load_settings
-
-                if not load_settings().database_url:
-                    snapshot = read_snapshot(paths.database_path())
-                    if snapshot is not None:
-                        self.previewed.emit(snapshot)
-                        # let the UI thread show it before this thread's imports take the GIL
-                        self.preview_shown.wait(2.0)
-            except Exception:  # the full open below reports real problems
-                log.exception("start-up snapshot failed")
-        from gpudesk.core.catalogue.backup import DamagedDatabaseError  # standard library only
-
-        try:
-            from gpudesk.core.catalogue import open_catalogue
-            from gpudesk.core.catalogue.fields import KINDS
-
-            catalogue = open_catalogue(self.database_url)
-            for kind in KINDS:
-                catalogue.items(kind)  # warm the cache here, not on the UI thread
-            self._daily_backup(catalogue)
-            self.loaded.emit(catalogue)
-        except DamagedDatabaseError as exc:
-            log.error("%s", exc)
-            self.damaged.emit(exc)
-        except Exception as exc:  # shown to the user; details in the log
-            log.exception("cannot open the catalogue")
-            self.failed.emit(f"{type(exc).__name__}: {exc}")
-
-
-    @staticmethod
-    def _daily_backup(catalogue) -> None:
-        """A backup a day while the app is used (core.catalogue.backup keeps the newest few)."""
-        from gpudesk.core.catalogue import backup, db
-
-        database = db.sqlite_file(catalogue.engine)
-        if database is None:
-            return
-        try:
-            backup.backup_if_due(database)
-        except (OSError, backup.BackupError, sqlite3.Error) as exc:  # the app works on; the log says why
-            log.warning("the daily backup of %s failed: %s", database, exc)
 
 
 class MainWindow(QMainWindow):
@@ -141,24 +79,11 @@ class MainWindow(QMainWindow):
         self.catalogue_view.populated.connect(self.catalogueReady.emit)
         self._install_page("catalogue", self.catalogue_view)
 
-        side = QWidget()
-        side.setObjectName("sidebar")
-        side_layout = QVBoxLayout(side)
-        side_layout.setContentsMargins(0, 0, 0, 0)
-        side_layout.setSpacing(0)
-        brand = QLabel(APP_DISPLAY_NAME)
-        brand.setObjectName("navTitle")
-        tagline = QLabel("choose AI compute,\ndefend the choice")
-        tagline.setObjectName("navSubtitle")
-        side_layout.addWidget(brand)
-        side_layout.addWidget(tagline)
-        side_layout.addWidget(self.nav, 1)
-
         central = QWidget()
         layout = QHBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addWidget(side)
+        layout.addWidget(sidebar(self.nav))
         layout.addWidget(self.stack, 1)
         self.setCentralWidget(central)
         self.setAcceptDrops(True)  # result files and scenarios dropped anywhere on the window
@@ -213,48 +138,10 @@ class MainWindow(QMainWindow):
 
     def _catalogue_damaged(self, error) -> None:
         """Ask what to do about a damaged database; nothing is changed before the user answers."""
-        from gpudesk.core.catalogue.backup import newest_good_backup
-        from gpudesk.ui.widgets.recovery import RecoveryDialog
-
-        self.catalogue_status.setText("Catalogue database damaged")
-        self.catalogueFailed.emit(str(error))
-        dialog = RecoveryDialog(error.path, error.detail, newest_good_backup(error.path), self)
-        self.recovery_dialog = dialog
-        dialog.finished.connect(lambda _result: self._recover(dialog, error.path))
-        dialog.open()
+        recovery.ask(self, error)
 
     def _recover(self, dialog, database) -> None:
-        from gpudesk.core.catalogue.backup import restore_backup
-        from gpudesk.core.catalogue.repair import rebuild
-        from gpudesk.ui.widgets.recovery import QUIT, RESTORE
-
-        self.recovery_dialog = None
-        if dialog.choice == QUIT:
-            self.close()
-            return
-        if self._loader is not None:
-            self._loader.wait()
-        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        try:
-            if dialog.choice == RESTORE:
-                text = restore_backup(dialog.newest_backup.name, database).format_text()
-            else:
-                text = rebuild(database).format_text()
-        except Exception as exc:  # shown to the user; details in the log
-            log.exception("repairing %s failed", database)
-            QMessageBox.critical(self, "The repair failed", f"{database}: {exc}\n\n"
-                                 f"Log: {paths.log_dir() / 'gpudesk.log'}")
-            return
-        finally:
-            QApplication.restoreOverrideCursor()
-        self.repair_message = text
-        self.statusBar().showMessage(text.splitlines()[0], 15000)
-        box = QMessageBox(QMessageBox.Icon.Information, "The catalogue database was repaired", text,
-                          QMessageBox.StandardButton.Ok, self)
-        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
-        self._loader = None
-        self.start()
+        recovery.recover(self, dialog, database)
 
     # ------------------------------------------------------------------ pages
     def _install_page(self, key: str, widget: QWidget) -> None:
@@ -331,60 +218,8 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ menus
     def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        self.act_new = self._action(file_menu, "&New Scenario", QKeySequence.StandardKey.New, lambda: self._call("new_file"))
-        self.act_open = self._action(file_menu, "&Open…", QKeySequence.StandardKey.Open, lambda: self._call("open_file"))
-        self.act_save = self._action(file_menu, "&Save", QKeySequence.StandardKey.Save, lambda: self._call("save"))
-        self.act_save_as = self._action(file_menu, "Save &As…", QKeySequence.StandardKey.SaveAs, lambda: self._call("save_as"))
-        file_menu.addSeparator()
-        self.act_pdf = self._action(file_menu, "Export &PDF Report…", QKeySequence("Ctrl+P"), lambda: self._call("export_pdf"))
-        self.act_csv = self._action(file_menu, "Export &CSV…", None, lambda: self._call("export_csv"))
-        self.act_import = self._action(file_menu, "&Import Benchmark Files…", QKeySequence("Ctrl+I"), self._import_files)
-        self.act_catalogue_update = self._action(file_menu, "Import Catalogue &Update…", None, self._import_catalogue_update)
-        file_menu.addSeparator()
-        self._action(file_menu, "&Quit", QKeySequence.StandardKey.Quit, self.close)
-
-        edit_menu = bar.addMenu("&Edit")
-        undo = self.undo_group.createUndoAction(self, "&Undo")
-        undo.setShortcut(QKeySequence.StandardKey.Undo)
-        redo = self.undo_group.createRedoAction(self, "&Redo")
-        redo.setShortcut(QKeySequence.StandardKey.Redo)
-        edit_menu.addAction(undo)
-        edit_menu.addAction(redo)
-        edit_menu.addSeparator()
-        self._action(edit_menu, "&Find", QKeySequence.StandardKey.Find, self._find)
-        edit_menu.addSeparator()
-        self._action(edit_menu, "&Preferences…", QKeySequence.StandardKey.Preferences, self._preferences)
-
-        view_menu = bar.addMenu("&View")
-        for i, (key, label, _icon) in enumerate(PAGES):
-            self._action(view_menu, label, QKeySequence(f"Ctrl+{i + 1}"), lambda _=False, k=key: self.show_page(k))
-        view_menu.addSeparator()
-        self._action(view_menu, "&Full Screen", QKeySequence.StandardKey.FullScreen,
-                     lambda: self.showNormal() if self.isFullScreen() else self.showFullScreen())
-
-        help_menu = bar.addMenu("&Help")
-        self.act_guide = self._action(help_menu, "&Guide", QKeySequence.StandardKey.HelpContents, self.show_guide)
-        self.act_shortcuts = self._action(help_menu, "&Keyboard Shortcuts", None, self.show_shortcuts)
-        help_menu.addSeparator()
-        self.act_data_folder = self._action(help_menu, "Open &Data Folder", None,
-                                            lambda: self.open_folder(paths.data_dir()))
-        self.act_log = self._action(help_menu, "Open &Log", None, self.open_log)
-        help_menu.addSeparator()
-        self._action(help_menu, "&About gpudesk", None, self.show_about)
-        self._action(help_menu, "About &Qt", None, QApplication.aboutQt)
+        build_menus(self, PAGES)
         self._update_actions()
-
-    def _action(self, menu, text, shortcut, slot) -> QAction:
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(shortcut)
-        # a slot never receives triggered()'s `checked` flag as its first argument (an optional
-        # `path` or `confirm` parameter would take it for a value)
-        action.triggered.connect(lambda *_: slot())
-        menu.addAction(action)
-        return action
 
     def _call(self, method: str) -> None:
         view = self.current_view()
@@ -431,103 +266,27 @@ class MainWindow(QMainWindow):
                     view.settings_changed()
 
     def show_guide(self) -> None:
-        from gpudesk.ui.widgets.help import HelpDialog, guide_html
-
-        HelpDialog(f"{APP_DISPLAY_NAME} guide", guide_html(), self).exec()
+        window_help.show_guide(self)
 
     def show_shortcuts(self) -> None:
-        from gpudesk.ui.widgets.help import HelpDialog, shortcuts_html
-
-        actions = [a for menu_action in self.menuBar().actions() if menu_action.menu()
-                   for a in menu_action.menu().actions()]
-        HelpDialog("Keyboard shortcuts", shortcuts_html(actions), self, size=(420, 480)).exec()
+        window_help.show_shortcuts(self)
 
     def open_folder(self, folder) -> bool:
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
-
-        folder.mkdir(parents=True, exist_ok=True)
-        opened = QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
-        if not opened:
-            self.statusBar().showMessage(f"Could not open {folder}", 5000)
-        return opened
+        return window_help.open_folder(self, folder)
 
     def open_log(self) -> bool:
         """The log file (in the log folder, which opens instead while nothing has been logged)."""
-        from PySide6.QtCore import QUrl
-        from PySide6.QtGui import QDesktopServices
-
-        from gpudesk.core.logs import log_path
-
-        path = log_path()
-        if not path.is_file():
-            return self.open_folder(path.parent)
-        opened = QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
-        if not opened:
-            self.statusBar().showMessage(f"Could not open {path}", 5000)
-        return opened
+        return window_help.open_log(self)
 
     def show_about(self) -> None:
-        import platform  # only the About box needs it: not imported at start-up
-
-        from PySide6 import __version__ as pyside_version
-        from PySide6.QtCore import qVersion
-
-        cat = self.catalogue
-        catalogue = f"version {cat.version}, released {cat.released}" if cat else "not loaded"
-        sources = len(cat.items("sources")) if cat else 0
-        QMessageBox.about(
-            self,
-            f"About {APP_DISPLAY_NAME}",
-            f"<h3>{APP_DISPLAY_NAME} {__version__}</h3>"
-            "<p>Choose AI compute and defend the choice: a sourced catalogue, side-by-side comparison, "
-            "cluster estimates and procurement reports.</p>"
-            f"<p><b>Catalogue:</b> {catalogue}"
-            + (f", {sources} cited sources (Catalogue ▸ Sources)" if sources else "") + "<br>"
-            f"<b>Database:</b> {self.database_url or paths.database_path()}<br>"
-            f"<b>Qt:</b> {qVersion()} · PySide6 {pyside_version} · Python {platform.python_version()}</p>",
-        )
+        window_help.show_about(self)
 
     # ------------------------------------------------------------------ state
     def _restore_state(self) -> None:
-        store = settings_store()
-        geometry = store.value("window/geometry")
-        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1320, 820)
-        splitter = store.value("catalogue/splitter")
-        if isinstance(splitter, QByteArray) and not splitter.isEmpty():
-            self.catalogue_view.splitter.restoreState(splitter)
-        columns = {}
-        store.beginGroup("catalogue-columns")
-        for kind in store.childGroups():
-            keys, state = store.value(f"{kind}/keys"), store.value(f"{kind}/state")
-            if isinstance(keys, str) and isinstance(state, QByteArray) and not state.isEmpty():
-                columns[kind] = (keys, state)
-        store.endGroup()
-        self.catalogue_view.set_header_states(columns)
-        page = str(store.value("window/page", "catalogue"))
-        keys = [p[0] for p in PAGES]
-        # views other than the catalogue are built on first show: open them after the window is up
-        if page in keys and page != "catalogue":
-            self.nav.setCurrentRow(0)
-            QTimer.singleShot(0, lambda: self.nav.setCurrentRow(keys.index(page)))
-        else:
-            self.nav.setCurrentRow(0)
+        restore_state(self, PAGES)
 
     def save_state(self) -> None:
-        store = settings_store()
-        store.setValue("window/geometry", self.saveGeometry())
-        store.setValue("window/page", self.current_page_key())
-        store.setValue("catalogue/splitter", self.catalogue_view.splitter.saveState())
-        for kind, (keys, state) in self.catalogue_view.header_states().items():
-            store.setValue(f"catalogue-columns/{kind}/keys", keys)
-            store.setValue(f"catalogue-columns/{kind}/state", state)
-        compare = self.pages.get("compare")
-        if compare is not None and hasattr(compare, "splitter"):
-            store.setValue("compare/splitter", compare.splitter.saveState())
-        store.sync()
+        save_state(self)
 
     # ------------------------------------------------------------------ files dropped on the window
     def dragEnterEvent(self, event) -> None:  # noqa: N802 - Qt override

@@ -113,18 +113,7 @@ class Report:
 def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
     """The procurement report of a comparison."""
     scenario = comp.scenario
-    kind = next((r.estimate.kind for r in comp.results if r.estimate), "train")
-    workload = next((r.estimate.workload for r in comp.results if r.estimate and r.estimate.workload), None)
-    if workload is not None:
-        if kind == "infer":
-            what = (f"serving a {workload.params / 1e9:,.3g}B-parameter model in {workload.precision.upper()} to "
-                    f"{workload.concurrency} users ({workload.prompt_tokens:,}-token prompts, {workload.output_tokens:,}-token answers)")
-        else:
-            verb = "fine-tuning" if kind == "finetune" else "training"
-            tokens = f" on {workload.tokens / 1e9:,.3g}B tokens" if workload.tokens else ""
-            what = f"{verb} a {workload.params / 1e9:,.3g}B-parameter model{tokens} in {workload.precision.upper()}"
-    else:
-        what = "the workload"
+    kind, what = _workload_words(comp)
     report = Report(
         title="Compute procurement comparison",
         question=comp.question,
@@ -145,7 +134,40 @@ def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
         i = row.winners[0]
         report.highlights.append((f"{row.label} ({row.direction_text})",
                                   f"{comp.results[i].name}: {row.cells[i].text.splitlines()[0]}"))
+    report.sections.append(_configurations(comp))
+    report.sections.append(Section("Comparison table", [_comparison_table(comp)]))
+    charts = _charts(comp, kind)
+    if charts.blocks:
+        report.sections.append(charts)
+    report.sections.append(Section("Assumptions", [Bullets(comp.assumptions)]))
+    report.sections.append(Section("Sources", [
+        Paragraph("Every catalogue figure used above, with the document it comes from. Figures are dense peaks "
+                  "(no structured sparsity) with the precision named; prices are dated.", "note"),
+        SourceList(comp.sources),
+    ]))
+    return report
 
+
+def _workload_words(comp) -> tuple[str, str]:
+    """The estimates' kind (train, finetune, infer) and the workload in words, for the subtitle."""
+    kind = next((r.estimate.kind for r in comp.results if r.estimate), "train")
+    workload = next((r.estimate.workload for r in comp.results if r.estimate and r.estimate.workload), None)
+    if workload is not None:
+        if kind == "infer":
+            what = (f"serving a {workload.params / 1e9:,.3g}B-parameter model in {workload.precision.upper()} to "
+                    f"{workload.concurrency} users ({workload.prompt_tokens:,}-token prompts, {workload.output_tokens:,}-token answers)")
+        else:
+            verb = "fine-tuning" if kind == "finetune" else "training"
+            tokens = f" on {workload.tokens / 1e9:,.3g}B tokens" if workload.tokens else ""
+            what = f"{verb} a {workload.params / 1e9:,.3g}B-parameter model{tokens} in {workload.precision.upper()}"
+    else:
+        what = "the workload"
+    return kind, what
+
+
+def _configurations(comp) -> Section:
+    """A paragraph per configuration (its hardware, or why it cannot run), after the scenario's description."""
+    scenario = comp.scenario
     configurations = Section("Configurations")
     for r in comp.results:
         line = f"{r.name}: {r.hardware or r.error}"
@@ -156,9 +178,12 @@ def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
             configurations.blocks.append(Paragraph(note, "note"))
     if scenario.description:
         configurations.blocks.insert(0, Paragraph(scenario.description, "lead"))
-    report.sections.append(configurations)
+    return configurations
 
-    table = Table(
+
+def _comparison_table(comp) -> Table:
+    """Every metric row against the configurations, with the winners, sections and directions."""
+    return Table(
         title="Comparison",
         columns=["Metric"] + comp.names,
         rows=[[f"{row.label}" + (f" ({row.unit})" if row.unit else "") + (" ≈" if row.remark else "")]
@@ -172,8 +197,10 @@ def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
              "explanations carry no star. Where an estimate shows a range, the first figure is the likely value and "
              "the bracket gives low–high.",
     )
-    report.sections.append(Section("Comparison table", [table]))
 
+
+def _charts(comp, kind: str) -> Section:
+    """Scores, performance per dollar against per watt, cumulative cost; a sentence where nothing compares."""
     charts = Section("Charts")
     bars = comp.score_bars
     # a chart with nothing to compare says so in a sentence instead of drawing every bar at 1.0
@@ -209,13 +236,4 @@ def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
             caption=f"Repeating the workload {curves['basis']}."))
     elif messages.get("cost"):
         charts.blocks.append(Paragraph(f"Cumulative cost, buying against renting: {messages['cost']}", "note"))
-    if charts.blocks:
-        report.sections.append(charts)
-
-    report.sections.append(Section("Assumptions", [Bullets(comp.assumptions)]))
-    report.sections.append(Section("Sources", [
-        Paragraph("Every catalogue figure used above, with the document it comes from. Figures are dense peaks "
-                  "(no structured sparsity) with the precision named; prices are dated.", "note"),
-        SourceList(comp.sources),
-    ]))
-    return report
+    return charts

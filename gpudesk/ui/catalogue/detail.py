@@ -59,52 +59,9 @@ def detail_html(catalogue, kind: str, record: dict | None) -> str:
     if origin:
         parts.append(f"<p><span class='badge'>{escape(origin)}</span></p>")
 
-    numbered: dict[str, int] = {}
+    numbered: dict[str, int] = {}  # source id -> its number in the list below the table
     sources: list[dict] = []
-    rows = []
-    for spec in KINDS[kind]:
-        value = record.get(spec.name)
-        if (value is None or value == "") and spec.name in BLANK_SHOWN.get(kind, ()):
-            blank = why_blank(catalogue, kind, record, spec.name, spec.label)
-            if blank is not None:
-                word = {NOT_APPLICABLE: "n/a", NOT_PUBLISHED: "not published"}.get(blank.reason, "unknown")
-                rows.append(f"<tr><td class='l'>{escape(spec.label)}</td><td class='v'><span class='blank'>{word}</span>"
-                            f"<div class='derived'>{escape(blank.text)}</div></td><td class='s'></td></tr>")
-            continue
-        if value is None or value == "" or spec.name in ("notes",):
-            continue
-        if spec.type == "ref" and spec.name in ("source", "grid_source", "electricity_source"):
-            continue
-        text = format_value(value, field=spec.name)
-        if spec.unit and spec.unit != "slug":
-            text = f"{text} {spec.unit}"
-        if spec.name == "url":
-            text = f"<a href='{escape(str(value), quote=True)}'>{escape(str(value))}</a>"
-        else:
-            text = escape(text)
-        src_cell = ""
-        if spec.figure:
-            src = catalogue.figure_source(kind, record, spec.name)
-            if src and src.get("derived"):
-                # a derived figure: its formula, and a number for each input's source
-                d = src["derived"]
-                refs = []
-                for inp in d["input_sources"]:
-                    if inp["id"] not in numbered:
-                        numbered[inp["id"]] = len(numbered) + 1
-                        sources.append(inp)
-                    refs.append(numbered[inp["id"]])
-                marks = "".join(f"[{n}]" for n in sorted(set(refs)))
-                text += f"<div class='derived'>{escape(d['formula'])}</div>"
-                src_cell = f"derived<br>{marks}"
-            elif src:
-                if src["id"] not in numbered:
-                    numbered[src["id"]] = len(numbered) + 1
-                    sources.append(src)
-                n = numbered[src["id"]]
-                date = escape(src.get("date") or "undated")
-                src_cell = f"[{n}] {date}"
-        rows.append(f"<tr><td class='l'>{escape(spec.label)}</td><td class='v'>{text}</td><td class='s'>{src_cell}</td></tr>")
+    rows = [row for spec in KINDS[kind] if (row := _figure_row(catalogue, kind, record, spec, numbered, sources))]
     parts.append("<table class='f'>" + "".join(rows) + "</table>")
 
     if kind in ("accelerators", "systems"):
@@ -112,15 +69,67 @@ def detail_html(catalogue, kind: str, record: dict | None) -> str:
     if record.get("notes"):
         parts.append(f"<div class='notes'><b>Notes.</b> {escape(str(record['notes']))}</div>")
     if sources:
-        parts.append("<h3>Sources</h3><ol>")
-        for src in sources:
-            label = escape(src["title"])
-            publisher = escape(src.get("publisher") or "")
-            link = f"<a href='{escape(src['url'], quote=True)}'>{label}</a>" if src.get("url") else label
-            meta = ", ".join(x for x in (publisher, escape(src.get("date") or "")) if x)
-            parts.append(f"<li>{link}{' — ' + meta if meta else ''}</li>")
-        parts.append("</ol>")
+        parts.append(_sources_html(sources))
     return "".join(parts)
+
+
+def _figure_row(catalogue, kind: str, record: dict, spec, numbered: dict, sources: list) -> str:
+    """The table row of one field ("" when it is not shown), numbering the sources it cites."""
+    value = record.get(spec.name)
+    if (value is None or value == "") and spec.name in BLANK_SHOWN.get(kind, ()):
+        blank = why_blank(catalogue, kind, record, spec.name, spec.label)
+        if blank is None:
+            return ""
+        word = {NOT_APPLICABLE: "n/a", NOT_PUBLISHED: "not published"}.get(blank.reason, "unknown")
+        return (f"<tr><td class='l'>{escape(spec.label)}</td><td class='v'><span class='blank'>{word}</span>"
+                f"<div class='derived'>{escape(blank.text)}</div></td><td class='s'></td></tr>")
+    if value is None or value == "" or spec.name in ("notes",):
+        return ""
+    if spec.type == "ref" and spec.name in ("source", "grid_source", "electricity_source"):
+        return ""
+    text = format_value(value, field=spec.name)
+    if spec.unit and spec.unit != "slug":
+        text = f"{text} {spec.unit}"
+    if spec.name == "url":
+        text = f"<a href='{escape(str(value), quote=True)}'>{escape(str(value))}</a>"
+    else:
+        text = escape(text)
+    src_cell = ""
+    if spec.figure:
+        text, src_cell = _cite(catalogue.figure_source(kind, record, spec.name), text, numbered, sources)
+    return f"<tr><td class='l'>{escape(spec.label)}</td><td class='v'>{text}</td><td class='s'>{src_cell}</td></tr>"
+
+
+def _cite(src: dict | None, text: str, numbered: dict, sources: list) -> tuple[str, str]:
+    """The value's text and its source cell: a numbered source and its date, or a derived figure's
+    formula and the numbers of its inputs' sources."""
+    if src and src.get("derived"):
+        d = src["derived"]
+        refs = []
+        for inp in d["input_sources"]:
+            if inp["id"] not in numbered:
+                numbered[inp["id"]] = len(numbered) + 1
+                sources.append(inp)
+            refs.append(numbered[inp["id"]])
+        marks = "".join(f"[{n}]" for n in sorted(set(refs)))
+        return text + f"<div class='derived'>{escape(d['formula'])}</div>", f"derived<br>{marks}"
+    if src:
+        if src["id"] not in numbered:
+            numbered[src["id"]] = len(numbered) + 1
+            sources.append(src)
+        return text, f"[{numbered[src['id']]}] {escape(src.get('date') or 'undated')}"
+    return text, ""
+
+
+def _sources_html(sources: list[dict]) -> str:
+    items = []
+    for src in sources:
+        label = escape(src["title"])
+        publisher = escape(src.get("publisher") or "")
+        link = f"<a href='{escape(src['url'], quote=True)}'>{label}</a>" if src.get("url") else label
+        meta = ", ".join(x for x in (publisher, escape(src.get("date") or "")) if x)
+        items.append(f"<li>{link}{' — ' + meta if meta else ''}</li>")
+    return "<h3>Sources</h3><ol>" + "".join(items) + "</ol>"
 
 
 def _subtitle(kind: str, record: dict) -> str:

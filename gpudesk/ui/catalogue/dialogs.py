@@ -114,6 +114,13 @@ class EntryDialog(QDialog):
         intro.setWordWrap(True)
         outer.addWidget(intro)
 
+        outer.addWidget(self._figures(catalogue, kind, record), 1)
+        outer.addWidget(self._source_box())
+
+        self.message = add_message_and_buttons(self, outer)
+
+    def _figures(self, catalogue, kind: str, record: dict | None) -> QScrollArea:
+        """A scrolling form with an editor per field (the ID fixed when editing; today's date when adding)."""
         form_host = QWidget()
         form = QFormLayout(form_host)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -140,8 +147,10 @@ class EntryDialog(QDialog):
         scroll.setWidgetResizable(True)
         scroll.setWidget(form_host)
         scroll.setMinimumHeight(380)
-        outer.addWidget(scroll, 1)
+        return scroll
 
+    def _source_box(self) -> QGroupBox:
+        """Where the user's figures come from: a title and a link, with a line for what is wrong."""
         src_box = QGroupBox("Where your figures come from")
         src_form = QFormLayout(src_box)
         self.source_title = QLineEdit()
@@ -156,9 +165,7 @@ class EntryDialog(QDialog):
         self.source_error.setObjectName("errorLabel")
         self.source_error.hide()
         src_form.addRow("", self.source_error)
-        outer.addWidget(src_box)
-
-        self.message = add_message_and_buttons(self, outer)
+        return src_box
 
     def values(self) -> dict:
         return {name: editor.text() for name, editor in self.editors.items()}

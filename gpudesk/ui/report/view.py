@@ -13,7 +13,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFileDialog,
     QHBoxLayout,
     QLabel,
@@ -21,20 +20,16 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QSplitter,
-    QTableView,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
 from gpudesk.ui import theme
-from gpudesk.ui.models.table import ROW_ROLE, Column, RowSortProxy, RowTableModel, fit_columns
+from gpudesk.ui.models.table import ROW_ROLE, RowSortProxy, fit_columns
+from gpudesk.ui.report.panels import ReportActions, reports_model, reports_table, when_text
 
 log = logging.getLogger(__name__)
-
-
-def _when(text: str) -> str:
-    return text[:16].replace("T", " ") if text else ""
 
 
 class ReportsView(QWidget):
@@ -57,77 +52,13 @@ class ReportsView(QWidget):
         self.error.setWordWrap(True)
         self.error.hide()
 
-        self.search = QLineEdit()
-        self.search.setPlaceholderText("Search questions, configurations, files…")
-        self.search.setClearButtonEnabled(True)
-        self.new_button = QPushButton("New report from scenario…")
-        self.new_button.setToolTip("Choose a scenario file (.json) and write its comparison as a PDF")
-        self.new_button.clicked.connect(lambda *_: self.new_from_scenario())
-        top = QHBoxLayout()
-        top.addWidget(self.search, 1)
-        top.addWidget(self.new_button)
-
-        self.model = RowTableModel([
-            Column("created", "Written", fmt=_when),
-            Column("question", "Question"),
-            Column("options_text", "Configurations"),
-            Column("kind", "From"),
-            Column("catalogue_version", "Catalogue"),
-            Column("file_state", "File"),
-        ])
-        self.model.row_style = lambda r: {"color": theme.hex("faint"), "tooltip": f"{r['path']} is missing"} \
-            if not r["exists"] else {"tooltip": r["path"]}
-        self.proxy = RowSortProxy(self)
-        self.proxy.setSourceModel(self.model)
-        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-        self.proxy.setFilterKeyColumn(-1)
-        self.search.textChanged.connect(self.proxy.setFilterFixedString)
-        self.table = QTableView()
-        self.table.setModel(self.proxy)
-        self.table.setSortingEnabled(True)
-        self.table.sortByColumn(0, Qt.SortOrder.DescendingOrder)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.doubleClicked.connect(lambda _i: self.open_pdf())
-        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
-
         self.detail = QTextBrowser()
         self.detail.setOpenExternalLinks(False)
         self.detail.setOpenLinks(False)
         self.detail.anchorClicked.connect(lambda url: QDesktopServices.openUrl(url))
+        self.actions_bar = self._make_actions()
 
-        self.open_button = QPushButton("Open PDF")
-        self.open_button.clicked.connect(lambda *_: self.open_pdf())
-        self.folder_button = QPushButton("Show folder")
-        self.folder_button.clicked.connect(lambda *_: self.show_folder())
-        self.reopen_button = QPushButton("Open scenario")
-        self.reopen_button.setToolTip("Open the scenario behind this report in the view that wrote it")
-        self.reopen_button.clicked.connect(lambda *_: self.open_scenario())
-        self.again_button = QPushButton("Write again with today's catalogue…")
-        self.again_button.clicked.connect(lambda *_: self.write_again())
-        self.forget_button = QPushButton("Remove from list")
-        self.forget_button.setToolTip("Forget this entry; the PDF file itself is kept")
-        self.forget_button.clicked.connect(lambda *_: self.forget())
-        buttons = QHBoxLayout()
-        for b in (self.open_button, self.folder_button, self.reopen_button, self.again_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
-        buttons.addWidget(self.forget_button)
-
-        left = QWidget()
-        left_layout = QVBoxLayout(left)
-        left_layout.setContentsMargins(0, 0, 0, 0)
-        left_layout.addLayout(top)
-        left_layout.addWidget(self.table, 1)
-        self.empty = QLabel("No reports yet. Export a PDF from <b>Compare</b> or <b>Cluster</b>, run "
-                            "<code>gpudesk compare SCENARIO.json --pdf OUT.pdf</code>, or make one here from a "
-                            "scenario file.")
-        self.empty.setWordWrap(True)
-        self.empty.setObjectName("hint")
-        left_layout.addWidget(self.empty)
+        left = self._make_list()
         self.splitter = QSplitter()
         self.splitter.addWidget(left)
         self.splitter.addWidget(self.detail)
@@ -140,8 +71,54 @@ class ReportsView(QWidget):
         layout.addWidget(self.subtitle)
         layout.addWidget(self.error)
         layout.addWidget(self.splitter, 1)
-        layout.addLayout(buttons)
+        layout.addWidget(self.actions_bar)
         self.refresh()
+
+    def _make_list(self) -> QWidget:
+        """The search and 'New report' row over the table of reports (or the hint while there are none)."""
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search questions, configurations, files…")
+        self.search.setClearButtonEnabled(True)
+        self.new_button = QPushButton("New report from scenario…")
+        self.new_button.setToolTip("Choose a scenario file (.json) and write its comparison as a PDF")
+        self.new_button.clicked.connect(lambda *_: self.new_from_scenario())
+        top = QHBoxLayout()
+        top.addWidget(self.search, 1)
+        top.addWidget(self.new_button)
+
+        self.model = reports_model()
+        self.proxy = RowSortProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.proxy.setFilterKeyColumn(-1)
+        self.search.textChanged.connect(self.proxy.setFilterFixedString)
+        self.table = reports_table(self.proxy)
+        self.table.doubleClicked.connect(lambda _i: self.open_pdf())
+        self.table.selectionModel().selectionChanged.connect(self._selection_changed)
+
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addLayout(top)
+        left_layout.addWidget(self.table, 1)
+        self.empty = QLabel("No reports yet. Export a PDF from <b>Compare</b> or <b>Cluster</b>, run "
+                            "<code>gpudesk compare SCENARIO.json --pdf OUT.pdf</code>, or make one here from a "
+                            "scenario file.")
+        self.empty.setWordWrap(True)
+        self.empty.setObjectName("hint")
+        left_layout.addWidget(self.empty)
+        return left
+
+    def _make_actions(self) -> ReportActions:
+        bar = ReportActions()
+        self.open_button, self.folder_button, self.reopen_button = bar.open_button, bar.folder_button, bar.reopen_button
+        self.again_button, self.forget_button = bar.again_button, bar.forget_button
+        self.open_button.clicked.connect(lambda *_: self.open_pdf())
+        self.folder_button.clicked.connect(lambda *_: self.show_folder())
+        self.reopen_button.clicked.connect(lambda *_: self.open_scenario())
+        self.again_button.clicked.connect(lambda *_: self.write_again())
+        self.forget_button.clicked.connect(lambda *_: self.forget())
+        return bar
 
     # ------------------------------------------------------------------ data
     def set_catalogue(self, catalogue) -> None:
@@ -224,7 +201,7 @@ class ReportsView(QWidget):
         link = QUrl.fromLocalFile(r.path).toString()
         return (
             f"<h3 style='margin-bottom:2px'>{escape(r.question or r.title)}</h3>"
-            f"<p style='color:{theme.hex('muted')};margin-top:0'>{escape(r.title)} · written {escape(_when(r.created))} · "
+            f"<p style='color:{theme.hex('muted')};margin-top:0'>{escape(r.title)} · written {escape(when_text(r.created))} · "
             f"catalogue {escape(r.catalogue_version)} · {escape(r.page_size)}</p>{stale}{missing}"
             + (f"<p><b>Recommendation.</b> {escape(r.recommendation)}</p>" if r.recommendation else "")
             + (f"<p><b>Configurations</b></p><ul>{options}</ul>" if options else "")
