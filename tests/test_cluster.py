@@ -303,3 +303,121 @@ def test_a_scenario_of_several_machines_and_no_network_opens_linked(catalogue):
                                 catalogue)
     assert linked_machines(opened)[1] == []
     assert {e.item for e in graph_entries(opened, catalogue)} == {"h100-sxm5-80gb", "a100-sxm4-80gb"}
+
+
+# ----------------------------------------------------------------------------- incremental analysis
+def _parts_from_scratch(graph):
+    from gpudesk.core.cluster.convert import _components
+
+    return sorted(sorted(c) for c in _components(graph))
+
+
+def _same_as_from_scratch(analysis, graph, catalogue):
+    from gpudesk.core.cluster.convert import linked_machines
+
+    assert [e.to_dict() for e in analysis.entries()] == [e.to_dict() for e in graph_entries(graph, catalogue)]
+    assert analysis.problems() == graph_problems(graph, catalogue)
+    assert [n.id for n in analysis.unlinked()] == [n.id for n in linked_machines(graph)[1]]
+    parts = analysis.components.parts()
+    assert sorted(sorted(m) for m in parts.values()) == _parts_from_scratch(graph)
+    assert all(analysis.components.machines[p] == sum(graph.nodes[i].count for i in m if graph.nodes[i].kind != "switch")
+               for p, m in parts.items())
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_components_islands_and_problems_follow_random_edits(catalogue, seed):
+    """Random edits (nodes and links added and removed, counts, kinds, labels, NICs, switches that
+    change network, the count-unlinked option, undo and redo, big deletes): after each one the
+    incremental analysis gives the same parts, machines left out, problems and entries as a
+    from-scratch pass."""
+    import random
+
+    from gpudesk.core.cluster import SetCountUnlinked
+    from gpudesk.core.cluster.analysis import GraphAnalysis
+
+    graph = ClusterGraph()
+    analysis = GraphAnalysis(graph, catalogue)
+    stack = UndoStack(graph)
+    rng = random.Random(seed)
+    items = [("system", "dgx-h100"), ("system", "dgx-spark"), ("system", "hgx-h100-8gpu"), ("accelerator", "rtx-4090"),
+             ("switch", "ib-ndr-400"), ("switch", "eth-10g"), ("cloud", "aws-p5.48xlarge")]
+    kinds = ["ib-ndr-400", "eth-10g", "eth-100g", "nvlink4", "pcie4", "no-such-link"]
+    for _step in range(400):
+        choice = rng.random()
+        ids = list(graph.nodes)
+        if choice < 0.25 or len(ids) < 3:
+            kind, item = rng.choice(items)
+            stack.push(AddItems([make_node(graph, catalogue, kind, item)]))
+        elif choice < 0.5:
+            a, b = rng.sample(ids, 2)
+            if not any({lk.source, lk.target} == {a, b} for lk in graph.links.values()):
+                stack.push(AddItems([], [Link(graph.new_id("l"), a, b, rng.choice(kinds), rng.randint(1, 8))]))
+        elif choice < 0.6 and graph.links:
+            stack.push(RemoveItems([], [rng.choice(list(graph.links))]))
+        elif choice < 0.68:
+            node_id = rng.choice(ids)
+            values = rng.choice([{"count": rng.randint(1, 64)}, {"label": f"rack {rng.randint(1, 3)}"},
+                                 {"nic": rng.choice(kinds[:3])}, {"x": rng.random() * 100}])
+            if graph.nodes[node_id].kind == "switch" and rng.random() < 0.5:
+                values = {"item": rng.choice(["ib-ndr-400", "eth-10g"])}
+            stack.push(SetNode(node_id, values))
+        elif choice < 0.74 and graph.links:
+            stack.push(SetLink(rng.choice(list(graph.links)), {"kind": rng.choice(kinds)}))
+        elif choice < 0.8:
+            stack.push(RemoveItems(rng.sample(ids, min(len(ids), rng.randint(1, 3)))))
+        elif choice < 0.83:
+            stack.push(SetCountUnlinked(not graph.count_unlinked))
+        elif choice < 0.95:
+            stack.undo()
+        else:
+            stack.redo()
+        _same_as_from_scratch(analysis, graph, catalogue)
+    graph.clear()
+    _same_as_from_scratch(analysis, graph, catalogue)
+
+
+def test_incremental_analysis_splits_and_rejoins_a_fat_tree(catalogue):
+    """A small fat tree: cutting a machine's only link leaves it out and marks it; cutting one
+    leaf-to-spine link keeps one cluster; a delete of hundreds of links at once (past the point
+    where the analysis does one full pass instead) and its undo agree with a full pass too."""
+    from gpudesk.core.cluster.analysis import REBUILD_AFTER_REMOVALS, GraphAnalysis
+
+    graph = ClusterGraph()
+    analysis = GraphAnalysis(graph, catalogue)
+    stack = UndoStack(graph)
+    spines = [make_node(graph, catalogue, "switch", "ib-ndr-400") for _ in range(4)]
+    for i, s in enumerate(spines):
+        s.id = f"spine{i}"
+    leaves = [make_node(graph, catalogue, "switch", "ib-ndr-400") for _ in range(8)]
+    for i, s in enumerate(leaves):
+        s.id = f"leaf{i}"
+    machines, links = [], []
+    for m in range(8 * 40):
+        node = make_node(graph, catalogue, "system", "dgx-h100")
+        node.id = f"m{m}"
+        machines.append(node)
+        links.append(Link(f"lm{m}", node.id, f"leaf{m // 40}", "ib-ndr-400", 8))
+    links += [Link(f"ls{i}_{j}", f"leaf{i}", f"spine{j}", "ib-ndr-400", 16) for i in range(8) for j in range(4)]
+    assert len(links) > REBUILD_AFTER_REMOVALS
+    stack.push(AddItems(spines + leaves + machines, links))
+    _same_as_from_scratch(analysis, graph, catalogue)
+    assert analysis.unlinked() == [] and analysis.entries()[0].nodes == 320
+
+    stack.push(RemoveItems([], ["lm5"]))
+    assert [n.id for n in analysis.unlinked()] == ["m5"]
+    assert [p.target for p in analysis.problems()] == ["m5"] and "not counted" in analysis.problems()[0].message
+    assert analysis.entries()[0].nodes == 319
+    _same_as_from_scratch(analysis, graph, catalogue)
+    stack.push(RemoveItems([], ["ls0_0"]))  # leaf0 still reaches the spines through the others
+    assert len(analysis.components.parts()) == 2
+    stack.push(SetNode("m5", {"count": 400}))  # now the lone node holds more machines: it is the cluster
+    assert analysis.entries()[0].nodes == 400 and len(analysis.unlinked()) == 319
+    _same_as_from_scratch(analysis, graph, catalogue)
+    for _ in range(3):
+        stack.undo()
+    stack.push(RemoveItems([f"leaf{i}" for i in range(8)]))  # 352 links at once
+    assert len(analysis.components.parts()) == 4 + 320
+    _same_as_from_scratch(analysis, graph, catalogue)
+    stack.undo()
+    assert len(analysis.components.parts()) == 1
+    _same_as_from_scratch(analysis, graph, catalogue)

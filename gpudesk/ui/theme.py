@@ -94,6 +94,16 @@ _SHARED_LIGHT = {
     "node_border": "#c9cfd8",
     "node_ink": "#1d2330",
     "node_muted": "#5b6475",
+    "node_selected": "#1d2330",  # border of a selected node
+    "kind_system": "#2f6fde",    # a node's stripe, badge and port by its kind
+    "kind_accelerator": "#945ecf",
+    "kind_cloud": "#13a4b4",
+    "kind_switch": "#6b7280",
+    "link_nvlink": "#19a979",    # links by interconnect family
+    "link_infiniband": "#2f6fde",
+    "link_ethernet": "#e8743b",
+    "link_pcie": "#6b7280",
+    "link_other": "#6b7280",
 }
 
 _SERIES_LIGHT = ("#2f6fde", "#e8743b", "#19a979", "#945ecf", "#ed4a7b", "#13a4b4", "#525df4", "#bf399e")
@@ -153,6 +163,16 @@ _DARK = {
     "node_border": "#4a5261",
     "node_ink": "#e3e7ee",
     "node_muted": "#a3acba",
+    "node_selected": "#e3e7ee",
+    "kind_system": "#5b93f0",
+    "kind_accelerator": "#a97ee0",
+    "kind_cloud": "#2bbccc",
+    "kind_switch": "#8a93a3",
+    "link_nvlink": "#2fc28e",
+    "link_infiniband": "#5b93f0",
+    "link_ethernet": "#f08a55",
+    "link_pcie": "#8a93a3",
+    "link_other": "#8a93a3",
 }
 
 _SERIES_DARK = ("#5b93f0", "#f08a55", "#2fc28e", "#a97ee0", "#f06b93", "#2bbccc", "#7a83f7", "#d35cb5")

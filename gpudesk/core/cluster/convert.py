@@ -143,45 +143,56 @@ def machine_count(nodes) -> int:
 
 def linked_machines(graph: ClusterGraph) -> tuple[set[str] | None, list[Node]]:
     """(the ids of the nodes the estimate counts, the machine nodes it leaves out). The cluster is
-    the connected part with the most machines; a node with no link to it cannot take part in the
-    same job. With `graph.count_unlinked` every node counts (None: no filter) and the list of
-    nodes left out is empty."""
-    if graph.count_unlinked or len(graph.nodes) < 2:
+    the connected part with the most machines (then the most nodes, then the one drawn first); a
+    node with no link to it cannot take part in the same job. With `graph.count_unlinked` every
+    node counts (None: no filter) and the list of nodes left out is empty."""
+    main = None if graph.count_unlinked else main_component(graph)
+    if main is None:
         return None, []
+    return main, [n for n in graph.nodes.values() if n.id not in main and n.kind != "switch"]
+
+
+def main_component(graph: ClusterGraph) -> set[str] | None:
+    """The node ids of the cluster proper, or None when the graph is in one piece (or empty)."""
     components = _components(graph)
-    if len(components) == 1:
-        return None, []
-    main = max(components, key=lambda c: (machine_count(graph.nodes[i] for i in c), len(c)))
-    left = [graph.nodes[i] for c in components if c is not main for i in sorted(c) if graph.nodes[i].kind != "switch"]
-    return main, left
+    if len(components) < 2:
+        return None
+    # components come in the order of their first node, so max() keeps the one drawn first on a tie
+    return max(components, key=lambda c: (machine_count(graph.nodes[i] for i in c), len(c)))
+
+
+def entry_key(node: Node, inter: str | None, nic_count: int | None) -> tuple:
+    """Nodes with the same key merge into one cluster entry."""
+    overrides = tuple(sorted(node.overrides.items())) if node.overrides else ()
+    if node.kind == "cloud":
+        return "cloud", node.item, inter, nic_count, overrides
+    return "item", node.item, node.per_node, node.intra, inter, nic_count, node.overhead_w, overrides
+
+
+def new_entry(node: Node, inter: str | None, nic_count: int | None, count: int, label: str) -> ClusterEntry:
+    """The cluster entry for `count` machines like `node`."""
+    if node.kind == "cloud":
+        return ClusterEntry(cloud=node.item, instances=count, inter=inter, nic_count=nic_count,
+                            overrides=dict(node.overrides), label=label)
+    return ClusterEntry(item=node.item, per_node=node.per_node, nodes=count, intra=node.intra, inter=inter,
+                        nic_count=nic_count, node_overhead_w=node.overhead_w, overrides=dict(node.overrides),
+                        label=label)
 
 
 def _merge_entries(graph: ClusterGraph, network, counted: set[str] | None = None) -> list[ClusterEntry]:
-    merged: dict[tuple, ClusterEntry] = {}
+    merged: dict[tuple, tuple[Node, tuple, list]] = {}
     for node in graph.nodes.values():
         if node.kind == "switch" or (counted is not None and node.id not in counted):
             continue
         inter, nic_count = network(node)
-        overrides = tuple(sorted(node.overrides.items())) if node.overrides else ()
-        if node.kind == "cloud":
-            key = ("cloud", node.item, inter, nic_count, overrides)
+        key = entry_key(node, inter, nic_count)
+        group = merged.get(key)
+        if group is None:
+            merged[key] = (node, (inter, nic_count), [node.count])
         else:
-            key = ("item", node.item, node.per_node, node.intra, inter, nic_count, node.overhead_w, overrides)
-        existing = merged.get(key)
-        if existing is not None:
-            if node.kind == "cloud":
-                existing.instances += node.count
-            else:
-                existing.nodes += node.count
-            existing.label = ""
-        elif node.kind == "cloud":
-            merged[key] = ClusterEntry(cloud=node.item, instances=node.count, inter=inter, nic_count=nic_count,
-                                       overrides=dict(node.overrides), label=node.label)
-        else:
-            merged[key] = ClusterEntry(item=node.item, per_node=node.per_node, nodes=node.count, intra=node.intra,
-                                       inter=inter, nic_count=nic_count, node_overhead_w=node.overhead_w,
-                                       overrides=dict(node.overrides), label=node.label)
-    return list(merged.values())
+            group[2].append(node.count)
+    return [new_entry(node, inter, nic_count, sum(counts), node.label if len(counts) == 1 else "")
+            for node, (inter, nic_count), counts in merged.values()]
 
 
 def graph_from_entries(entries: list[ClusterEntry], catalogue) -> ClusterGraph:
@@ -235,46 +246,33 @@ def graph_for_scenario(scenario: Scenario, catalogue) -> ClusterGraph:
 
 # ----------------------------------------------------------------------------- problems
 def graph_problems(graph: ClusterGraph, catalogue) -> list[Problem]:
+    """Every problem of the drawing, worked out from scratch: nodes cut off from the cluster (in
+    the order drawn), then links the hardware cannot drive, then NICs that cannot drive their
+    network. GraphAnalysis keeps the same list up to date edit by edit."""
     # a fat tree repeats the same few kinds of link and node many times: check each kind once
     seen: dict[tuple, list[str]] = {}
-
-    def link_messages(link: Link) -> list[str]:
-        key = ("link", link.kind, _signature(graph.nodes[link.source]), _signature(graph.nodes[link.target]))
-        if key not in seen:
-            seen[key] = [p.message for p in _link_problems(graph, link, catalogue)]
-        return seen[key]
-
-    def nic_messages(node: Node) -> list[str]:
-        key = ("nic", node.nic, _signature(node))
-        if key not in seen:
-            seen[key] = [p.message for p in _nic_problems(node, node.nic, node.id, catalogue)]
-        return seen[key]
-
-    return _collect_problems(graph, link_messages, nic_messages)
-
-
-def _collect_problems(graph: ClusterGraph, link_messages, nic_messages) -> list[Problem]:
-    problems: list[Problem] = []
-    # isolated nodes and separate islands
-    if len(graph.nodes) > 1:
-        components = _components(graph)
-        main = max(components, key=lambda c: (sum(graph.nodes[i].kind != "switch" for i in c), len(c)))
-        for component in components:
-            if component is main:
-                continue
-            for node_id in component:
-                node = graph.nodes[node_id]
-                what = "switch" if node.kind == "switch" else "node"
-                counted = " It is not counted in the estimate." if what == "node" and not graph.count_unlinked else ""
-                problems.append(Problem(node_id, f"{node.label or node.item}: this {what} has no link to the rest of the "
-                                                 f"cluster, so it cannot take part in the same job.{counted}",
-                                        "warning" if graph.count_unlinked else "error"))
+    main = main_component(graph)
+    problems = [island_problem(node, graph.count_unlinked) for node in graph.nodes.values()
+                if main is not None and node.id not in main]
     for link in graph.links.values():
-        problems.extend(Problem(link.id, message) for message in link_messages(link))
+        key = link_signature(graph, link)
+        if key not in seen:
+            seen[key] = link_messages(graph, link, catalogue)
+        problems.extend(Problem(link.id, message) for message in seen[key])
     for node in graph.nodes.values():
-        if node.kind != "switch" and node.nic:
-            problems.extend(Problem(node.id, message) for message in nic_messages(node))
+        key = nic_signature(node)
+        if key not in seen:
+            seen[key] = nic_messages(node, catalogue)
+        problems.extend(Problem(node.id, message) for message in seen[key])
     return problems
+
+
+def island_problem(node: Node, count_unlinked: bool) -> Problem:
+    what = "switch" if node.kind == "switch" else "node"
+    counted = " It is not counted in the estimate." if what == "node" and not count_unlinked else ""
+    return Problem(node.id, f"{node.label or node.item}: this {what} has no link to the rest of the "
+                            f"cluster, so it cannot take part in the same job.{counted}",
+                   "warning" if count_unlinked else "error")
 
 
 def _signature(node: Node) -> tuple:
@@ -282,101 +280,27 @@ def _signature(node: Node) -> tuple:
     return node.kind, node.item, node.label, node.per_node
 
 
-class GraphAnalysis:
-    """The canvas's cluster entries and problems, kept up to date edit by edit: it follows the
-    graph's events and recomputes only the nodes and links an edit touched, so a 1,000-node
-    cluster costs a few milliseconds per edit instead of a full pass. Call `reset()` when the
-    catalogue changes."""
+def link_signature(graph: ClusterGraph, link: Link) -> tuple:
+    """Links with the same signature have the same problems."""
+    return "link", link.kind, _signature(graph.nodes[link.source]), _signature(graph.nodes[link.target])
 
-    def __init__(self, graph: ClusterGraph, catalogue):
-        self.graph = graph
-        self.catalogue = catalogue
-        self._network: dict[str, tuple[str | None, int | None]] = {}
-        self._link_messages: dict[str, list[str]] = {}
-        self._nic_messages: dict[str, list[str]] = {}
-        self._stamp: tuple | None = None
-        self._linked: tuple | None = None  # linked_machines(graph), until the next edit
-        for event, handler in (("node_added", self._node_touched), ("node_removed", self._node_touched),
-                               ("node_changed", self._node_touched), ("link_added", self._link_touched),
-                               ("link_removed", self._link_touched), ("link_changed", self._link_touched),
-                               ("reset", self.reset), ("options_changed", self._options_changed)):
-            graph.subscribe(event, handler)
 
-    def close(self) -> None:
-        for event, handler in (("node_added", self._node_touched), ("node_removed", self._node_touched),
-                               ("node_changed", self._node_touched), ("link_added", self._link_touched),
-                               ("link_removed", self._link_touched), ("link_changed", self._link_touched),
-                               ("reset", self.reset), ("options_changed", self._options_changed)):
-            self.graph.unsubscribe(event, handler)
+def nic_signature(node: Node) -> tuple:
+    return "nic", node.nic, _signature(node)
 
-    def reset(self, catalogue=None) -> None:
-        if catalogue is not None:
-            self.catalogue = catalogue
-        self._network.clear()
-        self._link_messages.clear()
-        self._nic_messages.clear()
-        self._linked = None
 
-    def _options_changed(self, *_args) -> None:
-        self._linked = None
+def link_messages(graph: ClusterGraph, link: Link, catalogue) -> list[str]:
+    return [p.message for p in _link_problems(graph, link, catalogue)]
 
-    def _node_touched(self, node: Node, *_changed) -> None:
-        self._linked = None
-        self._network.pop(node.id, None)
-        self._nic_messages.pop(node.id, None)
-        for link in self.graph.links_of(node.id):
-            self._link_messages.pop(link.id, None)
 
-    def _link_touched(self, link: Link, *_changed) -> None:
-        self._linked = None
-        self._link_messages.pop(link.id, None)
-        self._network.pop(link.source, None)
-        self._network.pop(link.target, None)
-
-    def _node_network(self, node: Node) -> tuple[str | None, int | None]:
-        found = self._network.get(node.id)
-        if found is None:
-            found = self._network[node.id] = node_network(self.graph, node, self.catalogue)
-        return found
-
-    def _links(self, link: Link) -> list[str]:
-        found = self._link_messages.get(link.id)
-        if found is None:
-            found = self._link_messages[link.id] = [p.message for p in _link_problems(self.graph, link, self.catalogue)]
-        return found
-
-    def _nics(self, node: Node) -> list[str]:
-        found = self._nic_messages.get(node.id)
-        if found is None:
-            found = self._nic_messages[node.id] = [p.message for p in _nic_problems(node, node.nic, node.id, self.catalogue)]
-        return found
-
-    def _check_catalogue(self) -> None:
-        """Forget everything when the catalogue was edited (its record lists are rebuilt then)."""
-        stamp = tuple(self.catalogue.items(kind) for kind in ("accelerators", "systems", "cloud", "interconnects"))
-        if self._stamp is None or any(a is not b for a, b in zip(stamp, self._stamp, strict=True)):
-            self.reset()
-            self._stamp = stamp
-
-    def entries(self) -> list[ClusterEntry]:
-        self._check_catalogue()
-        return _merge_entries(self.graph, self._node_network, self._linked_machines()[0])
-
-    def unlinked(self) -> list[Node]:
-        """The machine nodes the estimate leaves out: no link to the rest of the cluster."""
-        return self._linked_machines()[1]
-
-    def _linked_machines(self) -> tuple:
-        if self._linked is None:
-            self._linked = linked_machines(self.graph)
-        return self._linked
-
-    def problems(self) -> list[Problem]:
-        self._check_catalogue()
-        return _collect_problems(self.graph, self._links, self._nics)
+def nic_messages(node: Node, catalogue) -> list[str]:
+    if node.kind == "switch" or not node.nic:
+        return []
+    return [p.message for p in _nic_problems(node, node.nic, node.id, catalogue)]
 
 
 def _components(graph: ClusterGraph) -> list[set[str]]:
+    """The connected parts of the graph, in the order of their first node."""
     seen: set[str] = set()
     out = []
     for start in graph.nodes:
@@ -386,13 +310,22 @@ def _components(graph: ClusterGraph) -> list[set[str]]:
         stack = [start]
         while stack:
             current = stack.pop()
-            for other in graph.neighbours(current):
+            for other in graph.neighbour_ids(current):
                 if other not in component:
                     component.add(other)
                     stack.append(other)
         seen |= component
         out.append(component)
     return out
+
+
+def __getattr__(name: str):
+    # GraphAnalysis moved to its own module (it imports this one); old imports keep working
+    if name == "GraphAnalysis":
+        from gpudesk.core.cluster.analysis import GraphAnalysis
+
+        return GraphAnalysis
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _link_problems(graph: ClusterGraph, link: Link, catalogue) -> list[Problem]:

@@ -199,6 +199,13 @@ class ClusterGraph:
     def links_of(self, node_id: str) -> list[Link]:
         return [self.links[i] for i in sorted(self._links_of.get(node_id, ()))]
 
+    def neighbour_ids(self, node_id: str) -> Iterator[str]:
+        """The nodes linked to a node, unsorted (for graph walks that visit every link)."""
+        links = self.links
+        for link_id in self._links_of.get(node_id, ()):
+            link = links[link_id]
+            yield link.target if link.source == node_id else link.source
+
     def neighbours(self, node_id: str) -> list[str]:
         out = []
         for link in self.links_of(node_id):

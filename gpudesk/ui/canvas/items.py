@@ -7,19 +7,63 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPainterPathStroker, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QStyleOptionGraphicsItem
 
+from gpudesk.ui import theme
+
 NODE_W, NODE_H = 200.0, 66.0
 LOD_DETAIL = 0.3  # below this scale nodes and links are drawn without text
 LABELLED_LINKS = 150  # above this many links, only selected links show their label
 PORT_R = 6.0
 GRID = 20.0
-KIND_COLOURS = {"system": "#2f6fde", "accelerator": "#945ecf", "cloud": "#13a4b4", "switch": "#6b7280"}
+# colours are gpudesk.ui.theme names: the canvas follows the light or dark palette
+KIND_COLOURS = {"system": "kind_system", "accelerator": "kind_accelerator", "cloud": "kind_cloud", "switch": "kind_switch"}
 FAMILY_STYLES = {
-    "nvlink": ("#19a979", Qt.PenStyle.SolidLine, 3.0),
-    "infiniband": ("#2f6fde", Qt.PenStyle.SolidLine, 2.2),
-    "ethernet": ("#e8743b", Qt.PenStyle.DashLine, 2.0),
-    "pcie": ("#6b7280", Qt.PenStyle.DotLine, 2.0),
+    "nvlink": ("link_nvlink", Qt.PenStyle.SolidLine, 3.0),
+    "infiniband": ("link_infiniband", Qt.PenStyle.SolidLine, 2.2),
+    "ethernet": ("link_ethernet", Qt.PenStyle.DashLine, 2.0),
+    "pcie": ("link_pcie", Qt.PenStyle.DotLine, 2.0),
 }
-PROBLEM = QColor("#c62828")
+OTHER_LINK = ("link_other", Qt.PenStyle.SolidLine, 2.0)
+
+
+class Ink:
+    """The theme's colours as QColors, looked up once per palette: items paint thousands of times
+    per frame and read these instead of asking the theme. `generation` changes with the palette,
+    so that items that keep pens know to make new ones."""
+
+    table: dict[str, str] = {}
+    colours: dict[str, QColor] = {}
+    generation = 0
+
+    @classmethod
+    def refresh(cls) -> bool:
+        """Follow the application palette; True when the colours changed."""
+        table = theme.colours()
+        if table is cls.table:
+            return False
+        cls.table = table
+        cls.colours = {name: QColor(value) for name, value in table.items()}
+        cls.generation += 1
+        return True
+
+    @classmethod
+    def get(cls, name: str) -> QColor:
+        if not cls.colours:
+            cls.refresh()
+        return cls.colours[name]
+
+    @classmethod
+    def hex(cls, name: str) -> str:
+        if not cls.table:
+            cls.refresh()
+        return cls.table[name]
+
+
+def kind_colour(kind: str) -> str:
+    return KIND_COLOURS.get(kind, "kind_switch")
+
+
+def family_style(family: str) -> tuple:
+    return FAMILY_STYLES.get(family, OTHER_LINK)
 
 
 def _link_font() -> QFont:
@@ -55,8 +99,6 @@ def label_width(label: str) -> float:
     if width is None:
         width = _LABEL_WIDTHS[label] = QFontMetricsF(_link_font()).horizontalAdvance(label) + 10 if label else 0.0
     return width
-_WHITE = QColor("#ffffff")
-_INK = QColor("#1d2330")
 
 
 def clip_line(line: QLineF, rect: QRectF) -> QLineF | None:
@@ -130,24 +172,25 @@ class NodeItem(QGraphicsObject):
         return self.pos() + QPointF(NODE_W / 2, NODE_H / 2)
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget=None) -> None:
-        colour = QColor(KIND_COLOURS.get(self.kind, "#6b7280"))
+        ink = Ink.get
+        colour = ink(kind_colour(self.kind))
         rect = QRectF(0, 0, NODE_W, NODE_H)
         selected = self.isSelected()
-        border = PROBLEM if self.problem else (QColor("#1d2330") if selected else QColor("#c9cfd8"))
+        border = ink("problem") if self.problem else ink("node_selected" if selected else "node_border")
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(QPen(border, 2.4 if (selected or self.problem) else 1.0))
-        painter.setBrush(QBrush(QColor("#ffffff") if self.kind != "switch" else QColor("#f3f4f6")))
+        painter.setBrush(QBrush(ink("node_fill" if self.kind != "switch" else "switch_fill")))
         painter.drawRoundedRect(rect, 8, 8)
         stripe = QPainterPath()
         stripe.addRoundedRect(QRectF(0, 0, 8, NODE_H), 4, 4)
         painter.fillPath(stripe, colour)
-        painter.setPen(QColor("#1d2330"))
+        painter.setPen(ink("node_ink"))
         painter.setFont(_font(9.5, True))
         fm = QFontMetricsF(painter.font())
         right = NODE_W - (52 if self.count > 1 else 12)
         painter.drawText(QPointF(16, 22), fm.elidedText(self.title, Qt.TextElideMode.ElideRight, right - 16))
         painter.setFont(_font(8))
-        painter.setPen(QColor("#5b6475"))
+        painter.setPen(ink("node_muted"))
         fm = QFontMetricsF(painter.font())
         painter.drawText(QPointF(16, 42), fm.elidedText(self.caption, Qt.TextElideMode.ElideRight, NODE_W - 28))
         kind_label = {"system": "machine", "accelerator": "node", "cloud": "cloud instance", "switch": "switch"}.get(self.kind, "")
@@ -157,17 +200,17 @@ class NodeItem(QGraphicsObject):
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(colour)
             painter.drawRoundedRect(badge, 9, 9)
-            painter.setPen(QColor("#ffffff"))
+            painter.setPen(ink("on_accent"))
             painter.setFont(_font(8, True))
             painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, f"×{self.count:,}" if self.count < 10000 else "×10k+")
         if self.problem:
             painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(PROBLEM)
+            painter.setBrush(ink("problem"))
             painter.drawEllipse(QPointF(NODE_W - 14, NODE_H - 14), 8, 8)
-            painter.setPen(QColor("#ffffff"))
+            painter.setPen(ink("on_accent"))
             painter.setFont(_font(9, True))
             painter.drawText(QRectF(NODE_W - 22, NODE_H - 22, 16, 16), Qt.AlignmentFlag.AlignCenter, "!")
-        painter.setPen(QPen(QColor("#ffffff"), 1.5))
+        painter.setPen(QPen(ink("node_fill"), 1.5))
         painter.setBrush(colour)
         painter.drawEllipse(self.port_rect())
 
@@ -202,6 +245,7 @@ class LinkItem(QGraphicsItem):
         self._rect = QRectF()
         self._label_w = 0.0
         self._pens: tuple[QPen, QPen, QPen] | None = None
+        self._pens_generation = 0
         self.setFlags(_LINK_FLAGS_HIDDEN if hidden else _LINK_FLAGS)
         self.setZValue(1)
         self.adjust()
@@ -240,16 +284,17 @@ class LinkItem(QGraphicsItem):
         return stroker.createStroke(path)
 
     def _make_pens(self) -> tuple[QPen, QPen, QPen]:
-        colour, style, width = FAMILY_STYLES.get(self.family, ("#6b7280", Qt.PenStyle.SolidLine, 2.0))
-        colour = QColor(PROBLEM if self.problem else colour)
+        colour, style, width = family_style(self.family)
+        colour = Ink.get("problem" if self.problem else colour)
         normal = QPen(colour, width, style, Qt.PenCapStyle.RoundCap)
         selected = QPen(colour, width + 2, style, Qt.PenCapStyle.RoundCap)
         thin = QPen(colour, 0)  # cosmetic, for the zoomed-out overview
         return normal, selected, thin
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        if self._pens is None:
+        if self._pens is None or self._pens_generation != Ink.generation:
             self._pens = self._make_pens()
+            self._pens_generation = Ink.generation
         normal, selected, thin = self._pens
         scene = self.scene()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, not (scene is not None and scene.fast))
@@ -271,9 +316,9 @@ class LinkItem(QGraphicsItem):
             if not box.intersects(option.exposedRect):
                 return
             painter.setPen(QPen(normal.color(), 1))
-            painter.setBrush(_WHITE)
+            painter.setBrush(Ink.get("node_fill"))
             painter.drawRoundedRect(box, 9, 9)
-            painter.setPen(_INK)
+            painter.setPen(Ink.get("node_ink"))
             painter.setFont(_link_font())
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, self.label)
 
@@ -295,7 +340,7 @@ class PendingLinkItem(QGraphicsItem):
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(QPen(QColor("#2f6fde"), 2, Qt.PenStyle.DashLine))
+        painter.setPen(QPen(Ink.get("accent"), 2, Qt.PenStyle.DashLine))
         painter.drawLine(self.line)
 
 
@@ -374,9 +419,9 @@ class OverviewItem(QGraphicsItem):
                         dtype=np.int64).reshape(-1, 2)
         # each node's and link's style by its kind (one pass); selection and problems recolour a few
         styles: dict[tuple[str, bool], int] = {}
-        base_nodes = np.array([styles.setdefault((KIND_COLOURS.get(item.kind, "#6b7280"), False), len(styles))
+        base_nodes = np.array([styles.setdefault((Ink.hex(kind_colour(item.kind)), False), len(styles))
                                for item in items], dtype=np.int64)
-        base_links = np.array([styles.setdefault((FAMILY_STYLES.get(link.family, ("#6b7280",))[0], False), len(styles))
+        base_links = np.array([styles.setdefault((Ink.hex(family_style(link.family)[0]), False), len(styles))
                                for link in links], dtype=np.int64)
         self._structure = {"ids": ids, "row": row, "items": items, "xy": xy, "links": links, "ends": ends,
                            "base_styles": styles, "base_node_style": base_nodes, "base_link_style": base_links,
@@ -404,17 +449,17 @@ class OverviewItem(QGraphicsItem):
         link_style = np.array(st["base_link_style"])
         link_row = None
         for item in self._scene.selectedItems() + [i for i in self._problem_items()]:
-            colour = PROBLEM.name() if item.problem else None
+            colour = Ink.hex("problem") if item.problem else None
             if isinstance(item, NodeItem):
                 r = st["row"].get(item.node_id)
                 if r is not None:
-                    node_style[r] = style(colour or KIND_COLOURS.get(item.kind, "#6b7280"), item.isSelected())
+                    node_style[r] = style(colour or Ink.hex(kind_colour(item.kind)), item.isSelected())
             elif isinstance(item, LinkItem):
                 if link_row is None:
                     link_row = {link.link_id: i for i, link in enumerate(st["links"])}
                 r = link_row.get(item.link_id)
                 if r is not None:
-                    link_style[r] = style(colour or FAMILY_STYLES.get(item.family, ("#6b7280",))[0], item.isSelected())
+                    link_style[r] = style(colour or Ink.hex(family_style(item.family)[0]), item.isSelected())
         st["node_style"], st["link_style"] = node_style, link_style
         st["styles"] = list(styles)
         self._styles_valid = True
@@ -507,7 +552,7 @@ class OverviewItem(QGraphicsItem):
             painter.drawLines(group_lines)
         for style, rects in boxes:
             colour, selected = styles[style]
-            painter.setPen(QPen(_INK, 3) if selected else Qt.PenStyle.NoPen)
+            painter.setPen(QPen(Ink.get("node_selected"), 3) if selected else Qt.PenStyle.NoPen)
             painter.setBrush(QColor(colour))
             painter.drawRects(rects)
 

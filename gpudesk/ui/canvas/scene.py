@@ -4,11 +4,11 @@ gestures — a finished drag, a link drawn between two nodes — as signals for 
 from __future__ import annotations
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtGui import QPainter, QPen
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene
 
 from gpudesk.core.cluster.model import ClusterGraph, Link, Node
-from gpudesk.ui.canvas.items import GRID, NODE_H, NODE_W, LinkItem, NodeItem, OverviewItem, PendingLinkItem
+from gpudesk.ui.canvas.items import GRID, NODE_H, NODE_W, Ink, LinkItem, NodeItem, OverviewItem, PendingLinkItem
 
 
 class ClusterScene(QGraphicsScene):
@@ -284,11 +284,19 @@ class ClusterScene(QGraphicsScene):
                 return item
         return None
 
+    def _recolour(self) -> None:
+        for item in self.node_items.values():
+            item.update()  # node items keep a cached picture
+        self.overview.forget()
+        self.update()
+
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:
-        painter.fillRect(rect, QColor("#f7f8fa"))
+        if Ink.refresh():  # the palette changed (light to dark): items drawn in the old colours go
+            self._recolour()
+        painter.fillRect(rect, Ink.get("canvas_fill"))
         if self.views() and self.views()[0].transform().m11() < 0.35:
             return  # a grid of dots is noise when zoomed far out
-        painter.setPen(QPen(QColor("#d9dde3"), 1.4))
+        painter.setPen(QPen(Ink.get("canvas_grid"), 1.4))
         step = GRID * 2
         left = int(rect.left() // step) * step
         top = int(rect.top() // step) * step
