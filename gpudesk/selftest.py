@@ -338,6 +338,29 @@ def check_pdf(t: SelfTest) -> str:
 
 
 # ---------------------------------------------------------------------------------------- running
+def _report_head(home: Path, temporary: bool, results: list[dict]) -> dict:
+    """What the self-test report says of the installation, before any check has run."""
+    from gpudesk.core import paths
+
+    return {
+        "app": APP_NAME,
+        "version": __version__,
+        "ok": False,
+        "failed": [],
+        "duration_s": None,
+        "frozen": paths.is_frozen(),
+        "executable": sys.executable,
+        "python": platform.python_version(),
+        "platform": sys.platform,
+        "qt_platform": os.environ.get("QT_QPA_PLATFORM", ""),
+        "home": str(home),
+        "home_temporary": temporary,
+        "bundled_data_dir": str(paths.bundled_data_dir()),
+        "resources_dir": str(paths.resources_dir()),
+        "checks": results,
+    }
+
+
 def run_self_test(checks: list[Check] | None = None, timeout_s: float = TIMEOUT_S) -> int:
     """Run every check (CHECKS by default); 0 when all passed, 1 otherwise.
 
@@ -356,23 +379,7 @@ def run_self_test(checks: list[Check] | None = None, timeout_s: float = TIMEOUT_
     scratch = Path(tempfile.mkdtemp(prefix=f"{APP_NAME}-self-test-files-"))
     context = SelfTest(home=home, scratch=scratch)
     results: list[dict] = []
-    report = {
-        "app": APP_NAME,
-        "version": __version__,
-        "ok": False,
-        "failed": [],
-        "duration_s": None,
-        "frozen": paths.is_frozen(),
-        "executable": sys.executable,
-        "python": platform.python_version(),
-        "platform": sys.platform,
-        "qt_platform": os.environ.get("QT_QPA_PLATFORM", ""),
-        "home": str(home),
-        "home_temporary": temporary,
-        "bundled_data_dir": str(paths.bundled_data_dir()),
-        "resources_dir": str(paths.resources_dir()),
-        "checks": results,
-    }
+    report = _report_head(home, temporary, results)
     running: list[str] = []
 
     def hung() -> None:  # on the watchdog thread: report, then end the process

@@ -26,6 +26,13 @@ class PreferencesDialog(QDialog):
         s = self.settings
         layout = QVBoxLayout(self)
 
+        layout.addWidget(self._site_group(s, catalogue))
+        layout.addWidget(self._report_group(s))
+        layout.addWidget(self._storage_group(s))
+        self.message = add_message_and_buttons(self, layout)
+
+    def _site_group(self, s, catalogue) -> QGroupBox:
+        """Defaults for new scenarios: grid region, PUE, electricity, utilisation, lifetime, calibration."""
         site = QGroupBox("Defaults for new scenarios")
         form = QFormLayout(site)
         self.region = QComboBox()
@@ -64,8 +71,11 @@ class PreferencesDialog(QDialog):
         form.addRow("Utilisation of owned hardware", self.utilization)
         form.addRow("Hardware lifetime", self.lifetime)
         form.addRow(self.calibration)  # spans the form: its text is long
-        layout.addWidget(site)
+        return site
 
+
+    def _report_group(self, s) -> QGroupBox:
+        """What the PDF cover says: author, organisation, page size."""
         report = QGroupBox("Reports")
         rform = QFormLayout(report)
         self.author = QLineEdit(s.author)
@@ -78,16 +88,18 @@ class PreferencesDialog(QDialog):
         rform.addRow("Author", self.author)
         rform.addRow("Organisation", self.organisation)
         rform.addRow("Page size", self.page_size)
-        layout.addWidget(report)
+        return report
 
+
+    def _storage_group(self, s) -> QGroupBox:
+        """Where the database lives."""
         storage = QGroupBox("Storage")
         sform = QFormLayout(storage)
         self.database_url = QLineEdit(s.database_url)
         self.database_url.setPlaceholderText("empty: the embedded SQLite database (restart to apply)")
         sform.addRow("Database URL", self.database_url)
-        layout.addWidget(storage)
+        return storage
 
-        self.message = add_message_and_buttons(self, layout)
 
     def accept(self) -> None:
         s = self.settings
