@@ -85,13 +85,7 @@ def _gpus(report: dict) -> list[str]:
     return names
 
 
-def convert(report: dict, item: Record, name: str) -> Iterator[Item]:
-    place = item.place
-    problems: list[Problem] = []
-    metrics = _metrics(report)
-    config = _dict(report.get("input_config"))
-    endpoint = _dict(config.get("endpoint"))
-    loadgen = _dict(config.get("loadgen")) or _dict(config.get("perf_analyzer")) or config
+def _workload(metrics: dict, config: dict, endpoint: dict, loadgen: dict) -> tuple[str, dict]:
     names = endpoint.get("model_names") or config.get("model_names") or config.get("model") or []
     model = clean_text(names[0] if isinstance(names, list) and names else names if isinstance(names, str) else "", 160)
     workload: dict = {"model": model} if model else {}
@@ -108,6 +102,11 @@ def convert(report: dict, item: Record, name: str) -> Iterator[Item]:
         concurrency = parse_int(_dict(loadgen.get("stimulus")).get("concurrency"))
     if concurrency:
         workload["concurrency"] = concurrency
+    return model, workload
+
+
+def _conditions(metrics: dict, endpoint: dict, loadgen: dict, problems: list[Problem], name: str,
+                place: str) -> dict:
     conditions: dict = {"streaming": endpoint.get("streaming") if isinstance(endpoint.get("streaming"), bool) else None,
                         "endpoint_type": clean_text(endpoint.get("type") or "", 30) or None}
     rate = parse_number(loadgen.get("request_rate"))
@@ -118,14 +117,21 @@ def convert(report: dict, item: Record, name: str) -> Iterator[Item]:
         conditions["errored_requests"] = int(errors)
         problems.append(Problem(name, place, f"{int(errors)} request(s) ended in an error; the figures are of the "
                                 "others", "info"))
-    conditions = {k: v for k, v in conditions.items() if v is not None}
-    gpus = _gpus(report)
-    if gpus:
-        match = matching.match_hardware(", ".join(gpus))
-        hardware_text, key = ", ".join(gpus), "hw:" + ", ".join(gpus)
-    else:
-        match = matching.Match(None, None, "ask", "the export does not record the hardware (no GPU telemetry)")
-        hardware_text, key = "", "sig:genai-perf:" + (model or name)
+    return {k: v for k, v in conditions.items() if v is not None}
+
+
+def _scale(value: float, unit: str, metric: str, kind: str) -> tuple[float, str] | str:
+    """(factor to the stored unit, stored unit), or the expected unit's name when `unit` does not fit."""
+    if kind == "time":
+        seconds = to_seconds(value, unit or "ms")
+        return "a time unit" if seconds is None else (seconds / value, "s")
+    stored_unit = _RATE_UNITS.get(unit.strip().lower()) or canonical_unit(unit) or (
+        "requests/s" if metric == "request_throughput" else "tokens/s")
+    expected = "requests/s" if metric == "request_throughput" else "tokens/s"
+    return (1.0, stored_unit) if stored_unit == expected else expected
+
+
+def _measurements(metrics: dict, common: dict, problems: list[Problem], name: str, place: str) -> list[Measurement]:
     out: list[Measurement] = []
     for source_key, (metric, kind) in _METRICS.items():
         entry = metrics.get(source_key)
@@ -140,28 +146,39 @@ def convert(report: dict, item: Record, name: str) -> Iterator[Item]:
             if value is None or value <= 0:
                 continue
             std = parse_number(entry.get("std")) if statistic == "mean" else None
-            if kind == "time":
-                seconds = to_seconds(value, unit or "ms")
-                if seconds is None:
-                    problems.append(Problem(name, f"{place}, key {source_key}", f"unit {unit!r} is not a time unit: "
-                                            "ignored", "warning"))
-                    break
-                scale, stored_unit = seconds / value, "s"
-            else:
-                stored_unit = _RATE_UNITS.get(unit.strip().lower()) or canonical_unit(unit) or (
-                    "requests/s" if metric == "request_throughput" else "tokens/s")
-                expected = "requests/s" if metric == "request_throughput" else "tokens/s"
-                if stored_unit != expected:
-                    problems.append(Problem(name, f"{place}, key {source_key}", f"unit {unit!r} is not {expected}: "
-                                            "ignored", "warning"))
-                    break
-                scale = 1.0
+            scaled = _scale(value, unit, metric, kind)
+            if isinstance(scaled, str):
+                problems.append(Problem(name, f"{place}, key {source_key}", f"unit {unit!r} is not {scaled}: "
+                                        "ignored", "warning"))
+                break
+            scale, stored_unit = scaled
             out.append(Measurement(
-                format=FORMAT, metric=metric, value=value * scale, unit=stored_unit, hardware_text=hardware_text,
-                accelerator_id=match.accelerator_id, accelerator_count=match.count,
-                match_confidence=match.confidence, match_reason=match.reason, hardware_key=key, statistic=statistic,
-                stddev=std * scale if std is not None and std >= 0 else None, workload=dict(workload),
-                conditions=dict(conditions)))
+                format=FORMAT, metric=metric, value=value * scale, unit=stored_unit, statistic=statistic,
+                stddev=std * scale if std is not None and std >= 0 else None, workload=dict(common["workload"]),
+                conditions=dict(common["conditions"]), **common["hardware"]))
+    return out
+
+
+def convert(report: dict, item: Record, name: str) -> Iterator[Item]:
+    place = item.place
+    problems: list[Problem] = []
+    metrics = _metrics(report)
+    config = _dict(report.get("input_config"))
+    endpoint = _dict(config.get("endpoint"))
+    loadgen = _dict(config.get("loadgen")) or _dict(config.get("perf_analyzer")) or config
+    model, workload = _workload(metrics, config, endpoint, loadgen)
+    conditions = _conditions(metrics, endpoint, loadgen, problems, name, place)
+    gpus = _gpus(report)
+    if gpus:
+        match = matching.match_hardware(", ".join(gpus))
+        hardware_text, key = ", ".join(gpus), "hw:" + ", ".join(gpus)
+    else:
+        match = matching.Match(None, None, "ask", "the export does not record the hardware (no GPU telemetry)")
+        hardware_text, key = "", "sig:genai-perf:" + (model or name)
+    hardware = dict(hardware_text=hardware_text, accelerator_id=match.accelerator_id, accelerator_count=match.count,
+                    match_confidence=match.confidence, match_reason=match.reason, hardware_key=key)
+    out = _measurements(metrics, {"workload": workload, "conditions": conditions, "hardware": hardware},
+                        problems, name, place)
     yield from problems
     if not out:
         yield Problem(name, place, "no throughput or latency figure in the export", "warning")

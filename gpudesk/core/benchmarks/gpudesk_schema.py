@@ -157,10 +157,6 @@ def convert(rec: dict, item: Record, name: str) -> Iterator[Item]:
     if not isinstance(measurements, list):
         yield Problem(name, item.place, "measurements: should be an array", "error")
         return
-    defaults_hw = rec.get("hardware") or {}
-    defaults_wl = rec.get("workload") or {}
-    defaults_cond = rec.get("conditions") or {}
-    file_date = rec.get("date")
     shown = 0
     for i, entry in enumerate(measurements):
         where = f"{item.place}, measurements[{i}]"
@@ -170,62 +166,78 @@ def convert(rec: dict, item: Record, name: str) -> Iterator[Item]:
             if shown <= 50:
                 yield Problem(name, where, "; ".join(errors[:5]) + "; skipped", "warning")
             continue
-        metric = entry["metric"]
-        unit = entry["unit"]
-        value = float(entry["value"])
-        stddev = entry.get("stddev")
-        known_unit = METRICS.get(metric, (None, ""))[0]
-        seconds = to_seconds(1.0, unit)
-        if seconds is not None:
-            if known_unit not in (None, "s"):
-                yield Problem(name, where, f"{metric} is in {known_unit}, but the unit given is {unit!r} (a time); "
-                              "skipped", "warning")
-                continue
-            value, unit = value * seconds, "s"
-            stddev = stddev * seconds if stddev is not None else None
-        else:
-            unit = canonical_unit(unit) or unit
-            if known_unit is not None and known_unit != unit:
-                yield Problem(name, where, f"{metric} is in {known_unit}, not {unit}; skipped", "warning")
-                continue
-        if metric not in METRICS:
-            yield Problem(name, where, f"'{metric}' is not one of gpudesk's metrics: stored as given, but not compared "
-                          "with estimates", "info")
-        hw = {**defaults_hw, **(entry.get("hardware") or {})}
-        workload = {k: clean_scalar(v) for k, v in {**defaults_wl, **(entry.get("workload") or {})}.items()
-                    if v is not None}
-        conditions = {k: clean_scalar(v) for k, v in {**defaults_cond, **(entry.get("conditions") or {})}.items()}
-        if entry.get("date") or file_date:
-            conditions.setdefault("date", clean_text(entry.get("date") or file_date, 40))
-        hardware_text = clean_text(hw.get("name") or "", 200)
-        if hw.get("cpu_only"):
-            match = matching.cpu_only(hardware_text)
-        elif hw.get("accelerator"):
-            ids = matching.bundled_ids()
-            acc = hw["accelerator"]
-            confidence = hw.get("confidence") or "exact"
-            match = matching.Match(acc, hw.get("count") or 1, confidence if acc in ids else "ask",
-                                   ("named by catalogue id in the file" if confidence == "exact" else
-                                    "a variant guessed when first imported (confidence kept from the file)")
-                                   if acc in ids else f"'{acc}' is not in the bundled catalogue")
-        elif hardware_text:
-            match = matching.match_hardware(hardware_text, hw.get("count"))
-        else:
-            match = matching.Match(None, hw.get("count"), "ask", "the file does not name the hardware")
-        source = entry.get("source") or {}
-        m = Measurement(format=FORMAT, metric=metric, value=value, unit=unit, hardware_text=hardware_text,
-                        accelerator_id=match.accelerator_id, accelerator_count=match.count,
-                        match_confidence=match.confidence, match_reason=match.reason,
-                        hardware_key=("hw:" + hardware_text) if hardware_text else f"sig:{FORMAT}:{hw.get('accelerator')}",
-                        cpu_only=match.cpu_only, statistic=entry.get("statistic") or "mean", stddev=stddev,
-                        workload=workload, conditions=conditions)
-        # an export re-imported keeps the original's fingerprint: nothing is stored twice
-        m.content_hash = source.get("content_hash") or content_hash(FORMAT, m.metric, m.statistic,
-                                                                     repr(float(m.value)), m.unit, m.workload,
-                                                                     m.conditions, m.hardware_text)
-        yield m
+        yield from _convert_entry(entry, rec, where, name)
     if shown > 50:
         yield Problem(name, item.place, f"{shown - 50} more invalid measurements not listed", "warning")
+
+
+def _to_stored_unit(entry: dict, where: str, name: str) -> tuple[float, str, float | None] | Problem:
+    """The entry's value, unit and stddev in the unit gpudesk stores (times in s), or why it is skipped."""
+    metric, unit = entry["metric"], entry["unit"]
+    value = float(entry["value"])
+    stddev = entry.get("stddev")
+    known_unit = METRICS.get(metric, (None, ""))[0]
+    seconds = to_seconds(1.0, unit)
+    if seconds is not None:
+        if known_unit not in (None, "s"):
+            return Problem(name, where, f"{metric} is in {known_unit}, but the unit given is {unit!r} (a time); "
+                           "skipped", "warning")
+        return value * seconds, "s", stddev * seconds if stddev is not None else None
+    unit = canonical_unit(unit) or unit
+    if known_unit is not None and known_unit != unit:
+        return Problem(name, where, f"{metric} is in {known_unit}, not {unit}; skipped", "warning")
+    return value, unit, stddev
+
+
+def _match(hw: dict, hardware_text: str) -> matching.Match:
+    if hw.get("cpu_only"):
+        return matching.cpu_only(hardware_text)
+    if hw.get("accelerator"):
+        ids = matching.bundled_ids()
+        acc = hw["accelerator"]
+        confidence = hw.get("confidence") or "exact"
+        return matching.Match(acc, hw.get("count") or 1, confidence if acc in ids else "ask",
+                              ("named by catalogue id in the file" if confidence == "exact" else
+                               "a variant guessed when first imported (confidence kept from the file)")
+                              if acc in ids else f"'{acc}' is not in the bundled catalogue")
+    if hardware_text:
+        return matching.match_hardware(hardware_text, hw.get("count"))
+    return matching.Match(None, hw.get("count"), "ask", "the file does not name the hardware")
+
+
+def _convert_entry(entry: dict, rec: dict, where: str, name: str) -> Iterator[Item]:
+    """One schema-valid measurement, with the file's defaults for hardware, workload and conditions."""
+    metric = entry["metric"]
+    stored = _to_stored_unit(entry, where, name)
+    if isinstance(stored, Problem):
+        yield stored
+        return
+    value, unit, stddev = stored
+    if metric not in METRICS:
+        yield Problem(name, where, f"'{metric}' is not one of gpudesk's metrics: stored as given, but not compared "
+                      "with estimates", "info")
+    hw = {**(rec.get("hardware") or {}), **(entry.get("hardware") or {})}
+    workload = {k: clean_scalar(v) for k, v in {**(rec.get("workload") or {}), **(entry.get("workload") or {})}.items()
+                if v is not None}
+    conditions = {k: clean_scalar(v)
+                  for k, v in {**(rec.get("conditions") or {}), **(entry.get("conditions") or {})}.items()}
+    file_date = rec.get("date")
+    if entry.get("date") or file_date:
+        conditions.setdefault("date", clean_text(entry.get("date") or file_date, 40))
+    hardware_text = clean_text(hw.get("name") or "", 200)
+    match = _match(hw, hardware_text)
+    source = entry.get("source") or {}
+    m = Measurement(format=FORMAT, metric=metric, value=value, unit=unit, hardware_text=hardware_text,
+                    accelerator_id=match.accelerator_id, accelerator_count=match.count,
+                    match_confidence=match.confidence, match_reason=match.reason,
+                    hardware_key=("hw:" + hardware_text) if hardware_text else f"sig:{FORMAT}:{hw.get('accelerator')}",
+                    cpu_only=match.cpu_only, statistic=entry.get("statistic") or "mean", stddev=stddev,
+                    workload=workload, conditions=conditions)
+    # an export re-imported keeps the original's fingerprint: nothing is stored twice
+    m.content_hash = source.get("content_hash") or content_hash(FORMAT, m.metric, m.statistic,
+                                                                 repr(float(m.value)), m.unit, m.workload,
+                                                                 m.conditions, m.hardware_text)
+    yield m
 
 
 # ----------------------------------------------------------------------------------- export

@@ -94,11 +94,70 @@ def _model(report: dict, bench: dict) -> str:
     return ""
 
 
+def _workload(model: str, bench: dict, metrics: dict, strategy: dict, kind: str) -> dict:
+    workload: dict = {"model": model} if model else {}
+    workload.update(model_guess(model))
+    for key, target in (("prompt_token_count", "prompt_tokens"), ("output_token_count", "gen_tokens")):
+        mean = parse_number(_status(metrics.get(key)).get("mean"))
+        if mean is not None and mean >= 0:
+            workload[target] = round(mean)
+    totals = _dict(bench.get("request_totals")) or _dict(_dict(bench.get("run_stats")).get("requests_made"))
+    successful = parse_int(totals.get("successful"))
+    if successful is not None:
+        workload["requests"] = successful
+    measured_concurrency = parse_number(_status(metrics.get("request_concurrency")).get("mean"))
+    if kind == "synchronous":
+        workload["concurrency"] = 1
+    elif kind == "concurrent" and parse_int(strategy.get("streams")):
+        workload["concurrency"] = parse_int(strategy.get("streams"))
+    elif measured_concurrency is not None and measured_concurrency > 0:
+        workload["concurrency"] = max(1, round(measured_concurrency))
+        workload["concurrency_from"] = "the measured mean number of requests in flight"
+    return workload
+
+
+def _conditions(report: dict, bench: dict, metrics: dict, strategy: dict, kind: str) -> dict:
+    conditions: dict = {"strategy": kind or None, "backend": clean_text(
+        _dict(bench.get("worker")).get("backend_type") or "", 40) or None}
+    rate = parse_number(strategy.get("rate"))
+    if rate is not None and rate > 0:
+        conditions["request_rate"] = rate
+    measured_concurrency = parse_number(_status(metrics.get("request_concurrency")).get("mean"))
+    if measured_concurrency is not None:
+        conditions["measured_concurrency"] = measured_concurrency
+    if clean_scalar(bench.get("duration")) is not None:
+        conditions["duration_s"] = clean_scalar(bench.get("duration"))
+    platform = clean_text(_dict(report.get("metadata")).get("platform") or "", 120)
+    if platform:
+        conditions["platform"] = platform
+    version = clean_text(_dict(report.get("metadata")).get("guidellm_version") or "", 40)
+    if version:
+        conditions["guidellm_version"] = version
+    return {k: v for k, v in conditions.items() if v is not None}
+
+
+def _measurements(metrics: dict, key: str, workload: dict, conditions: dict) -> list[Measurement]:
+    out: list[Measurement] = []
+    for source_key, metric, unit, scale, stats in _METRICS:
+        summary = _status(metrics.get(source_key))
+        if not summary:
+            continue
+        for stat in stats:
+            value = _stat(summary, stat)
+            if value is None or value <= 0:
+                continue
+            std = parse_number(summary.get("std_dev")) if stat == "mean" else None
+            out.append(Measurement(
+                format=FORMAT, metric=metric, value=value * scale, unit=unit, hardware_text="",
+                match_confidence="ask", match_reason="GuideLLM does not record the hardware", hardware_key=key,
+                statistic=stat, stddev=std * scale if std is not None and std >= 0 else None,
+                workload=dict(workload), conditions=dict(conditions)))
+    return out
+
+
 def convert(report: dict, item: Record, name: str) -> Iterator[Item]:
     benchmarks = [b for b in report.get("benchmarks", [])[:MAX_BENCHMARKS] if isinstance(b, dict)]
     asked: set[str] = set()
-    platform = clean_text(_dict(report.get("metadata")).get("platform") or "", 120)
-    version = clean_text(_dict(report.get("metadata")).get("guidellm_version") or "", 40)
     for index, bench in enumerate(benchmarks):
         place = f"{item.place}, benchmark {index}"
         metrics = _dict(bench.get("metrics"))
@@ -109,58 +168,13 @@ def convert(report: dict, item: Record, name: str) -> Iterator[Item]:
         strategy = _dict(settings.get("strategy"))
         kind = clean_text(strategy.get("type_") or strategy.get("type") or "", 30)
         model = _model(report, bench)
-        workload: dict = {"model": model} if model else {}
-        workload.update(model_guess(model))
-        for key, target in (("prompt_token_count", "prompt_tokens"), ("output_token_count", "gen_tokens")):
-            mean = parse_number(_status(metrics.get(key)).get("mean"))
-            if mean is not None and mean >= 0:
-                workload[target] = round(mean)
-        totals = _dict(bench.get("request_totals")) or _dict(_dict(bench.get("run_stats")).get("requests_made"))
-        successful = parse_int(totals.get("successful"))
-        if successful is not None:
-            workload["requests"] = successful
-        if successful == 0:
+        workload = _workload(model, bench, metrics, strategy, kind)
+        if workload.get("requests", None) == 0:
             yield Problem(name, place, "no request succeeded in this benchmark: nothing stored from it", "warning")
             continue
-        measured_concurrency = parse_number(_status(metrics.get("request_concurrency")).get("mean"))
-        if kind == "synchronous":
-            workload["concurrency"] = 1
-        elif kind == "concurrent" and parse_int(strategy.get("streams")):
-            workload["concurrency"] = parse_int(strategy.get("streams"))
-        elif measured_concurrency is not None and measured_concurrency > 0:
-            workload["concurrency"] = max(1, round(measured_concurrency))
-            workload["concurrency_from"] = "the measured mean number of requests in flight"
-        conditions: dict = {"strategy": kind or None, "backend": clean_text(
-            _dict(bench.get("worker")).get("backend_type") or "", 40) or None}
-        rate = parse_number(strategy.get("rate"))
-        if rate is not None and rate > 0:
-            conditions["request_rate"] = rate
-        if measured_concurrency is not None:
-            conditions["measured_concurrency"] = measured_concurrency
-        for key in ("duration",):
-            if clean_scalar(bench.get(key)) is not None:
-                conditions["duration_s"] = clean_scalar(bench.get(key))
-        if platform:
-            conditions["platform"] = platform
-        if version:
-            conditions["guidellm_version"] = version
-        conditions = {k: v for k, v in conditions.items() if v is not None}
+        conditions = _conditions(report, bench, metrics, strategy, kind)
         key = "sig:guidellm:" + (model or name)
-        out: list[Measurement] = []
-        for source_key, metric, unit, scale, stats in _METRICS:
-            summary = _status(metrics.get(source_key))
-            if not summary:
-                continue
-            for stat in stats:
-                value = _stat(summary, stat)
-                if value is None or value <= 0:
-                    continue
-                std = parse_number(summary.get("std_dev")) if stat == "mean" else None
-                out.append(Measurement(
-                    format=FORMAT, metric=metric, value=value * scale, unit=unit, hardware_text="",
-                    match_confidence="ask", match_reason="GuideLLM does not record the hardware", hardware_key=key,
-                    statistic=stat, stddev=std * scale if std is not None and std >= 0 else None,
-                    workload=dict(workload), conditions=dict(conditions)))
+        out = _measurements(metrics, key, workload, conditions)
         if not out:
             yield Problem(name, place, "no throughput or latency figure in this benchmark", "warning")
             continue

@@ -154,8 +154,27 @@ def _setup(rec: dict, name: str, place: str, cache: dict) -> _Setup:
         cache_key, hit = None, None
     if hit is not None:
         return hit
+    setup = _new_setup(rec, name, place)
+    if cache_key is not None:
+        if len(cache) >= _SETUP_CACHE_SIZE:
+            cache.clear()
+        cache[cache_key] = setup
+    return setup
+
+
+def _new_setup(rec: dict, name: str, place: str) -> _Setup:
+    """A setup not seen before in the file (built once per setup, not once per record)."""
     problems: list[Problem] = []
-    num = Numbers(name, place, problems)
+    workload = _setup_workload(rec, Numbers(name, place, problems))
+    backends = _backends(rec)
+    cpu_info = clean_text(rec.get("cpu_info") or "", 200)
+    conditions = _setup_conditions(rec, backends, cpu_info)
+    hardware_text, key, match = _setup_hardware(rec, backends, cpu_info, conditions, problems, name, place)
+    return _Setup(workload, conditions, hardware_text, key, match, problems,
+                  content_hash(FORMAT, workload, conditions, hardware_text))
+
+
+def _setup_workload(rec: dict, num: Numbers) -> dict:
     model_type = clean_text(rec.get("model_type") or "", 120)
     quant = quantisation(model_type)
     moe, active = _moe(model_type)
@@ -176,11 +195,10 @@ def _setup(rec: dict, name: str, place: str, cache: dict) -> _Setup:
         workload["moe"] = True
         if active:
             workload["active_params"] = active
-    workload = {k: v for k, v in workload.items() if v is not None}
+    return {k: v for k, v in workload.items() if v is not None}
 
-    backends = _backends(rec)
-    gpu_info = clean_text(rec.get("gpu_info") or "", 300)
-    cpu_info = clean_text(rec.get("cpu_info") or "", 200)
+
+def _setup_conditions(rec: dict, backends: str, cpu_info: str) -> dict:
     conditions: dict = {"backend": backends}
     build = rec.get("build_commit")
     if build is not None:
@@ -193,46 +211,44 @@ def _setup(rec: dict, name: str, place: str, cache: dict) -> _Setup:
             value = clean_scalar(rec[k])
             if value is not None or rec[k] is None:
                 conditions[k] = value
+    return conditions
+
+
+def _setup_hardware(rec: dict, backends: str, cpu_info: str, conditions: dict, problems: list[Problem], name: str,
+                    place: str) -> tuple[str, str, matching.Match]:
+    """(hardware text, hardware key, match): a CPU-only run, the GPU(s) named, or a question."""
+    gpu_info = clean_text(rec.get("gpu_info") or "", 300)
     ngl = parse_int(rec.get("n_gpu_layers"))
-    n_cpu_moe = parse_int(rec.get("n_cpu_moe")) or 0
     if (not gpu_info and _is_cpu_backend(backends)) or ngl == 0:
         match = matching.cpu_only(cpu_info)
-        hardware_text = cpu_info
-        key = "cpu:" + cpu_info
         if gpu_info and ngl == 0:
             match = matching.Match(None, 0, "exact", f"no layers offloaded (n_gpu_layers = 0): a CPU run on "
                                    f"{cpu_info or 'the CPU'} although {gpu_info} is present; kept, flagged",
                                    cpu_only=True)
         problems.append(Problem(name, place, f"a CPU-only run ({cpu_info or 'CPU not named'}): kept, flagged, not "
                                 "matched to an accelerator", "info"))
-    else:
-        count = None
-        devices = rec.get("devices")
-        if isinstance(devices, str) and devices.strip() and devices.strip().lower() not in ("auto", "none"):
-            count = len([d for d in re.split(r"[/,]", devices) if d.strip()])
-        elif str(rec.get("split_mode", "")).lower() == "none" and gpu_info.count(",") >= 1:
-            count = 1
-        match = matching.match_hardware(gpu_info, count)
-        hardware_text = gpu_info
-        key = "hw:" + gpu_info
-        if not gpu_info:
-            match = matching.Match(None, None, "ask", f"the record names no GPU (backend {backends}): which "
-                                   "accelerator ran it?")
-            key = "sig:llama-bench:" + backends + ":" + cpu_info
-        if n_cpu_moe > 0:
-            problems.append(Problem(name, place, f"{n_cpu_moe} expert layer(s) kept on the CPU (n_cpu_moe): a hybrid "
-                                    "CPU+GPU run", "info"))
-            conditions["hybrid"] = True
-    setup = _Setup(workload, conditions, hardware_text, key, match, problems,
-                   content_hash(FORMAT, workload, conditions, hardware_text))
-    if cache_key is not None:
-        if len(cache) >= _SETUP_CACHE_SIZE:
-            cache.clear()
-        cache[cache_key] = setup
-    return setup
+        return cpu_info, "cpu:" + cpu_info, match
+    count = None
+    devices = rec.get("devices")
+    if isinstance(devices, str) and devices.strip() and devices.strip().lower() not in ("auto", "none"):
+        count = len([d for d in re.split(r"[/,]", devices) if d.strip()])
+    elif str(rec.get("split_mode", "")).lower() == "none" and gpu_info.count(",") >= 1:
+        count = 1
+    match = matching.match_hardware(gpu_info, count)
+    key = "hw:" + gpu_info
+    if not gpu_info:
+        match = matching.Match(None, None, "ask", f"the record names no GPU (backend {backends}): which "
+                               "accelerator ran it?")
+        key = "sig:llama-bench:" + backends + ":" + cpu_info
+    n_cpu_moe = parse_int(rec.get("n_cpu_moe")) or 0
+    if n_cpu_moe > 0:
+        problems.append(Problem(name, place, f"{n_cpu_moe} expert layer(s) kept on the CPU (n_cpu_moe): a hybrid "
+                                "CPU+GPU run", "info"))
+        conditions["hybrid"] = True
+    return gpu_info, key, match
 
 
-def convert(rec: dict, item: Record, name: str, cache: dict | None = None) -> Iterator[Item]:
+def convert(rec: dict, item: Record, name: str, cache: dict | None = None) -> Iterator[Item]:  # size: called once per record of imports of 100,000+ records; one body avoids per-record helper calls
     cache = {} if cache is None else cache
     setup = _setup(rec, name, item.place, cache)
     problems: list[Problem] = []

@@ -176,6 +176,26 @@ def _record_from_row(header: list[str], cells: list[str], devices: _Devices, nam
     return rec, problems, extra
 
 
+def _row_items(rec: dict, item: Record, extra: dict, name: str, cache: dict, said: set[str]) -> Iterator[Item]:
+    """The measurements of one markdown table row, and its problems (each question or note said once a file)."""
+    for out in llama_bench.convert(rec, item, name, cache):
+        if isinstance(out, Measurement):
+            out.source_file = name
+            out.record_index = item.index
+            out.conditions["output"] = "markdown table"
+            out.conditions.update(extra)
+            if not rec.get("gpu_info") and not out.cpu_only:
+                out.hardware_key = f"sig:llama-bench-md:{rec.get('backends', '')}:{name}"
+            out.content_hash = ""  # recomputed over everything stored, the extra columns included
+            yield finish(out)
+        elif isinstance(out, Problem) and out.severity in ("question", "info"):
+            if out.message not in said:
+                said.add(out.message)
+                yield out
+        else:
+            yield out
+
+
 def iter_parse_markdown(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
     src, problem = open_or_problem(source, source_name)
     if problem is not None:
@@ -216,23 +236,10 @@ def iter_parse_markdown(source, source_name: str | None = None, **_ignored) -> I
             continue
         item = Record(rec, index, number, False)
         index += 1
-        for out in llama_bench.convert(rec, item, name, cache):
+        for out in _row_items(rec, item, extra, name, cache, said):
             if isinstance(out, Measurement):
                 produced += 1
-                out.source_file = name
-                out.record_index = item.index
-                out.conditions["output"] = "markdown table"
-                out.conditions.update(extra)
-                if not rec.get("gpu_info") and not out.cpu_only:
-                    out.hardware_key = f"sig:llama-bench-md:{rec.get('backends', '')}:{name}"
-                out.content_hash = ""  # recomputed over everything stored, the extra columns included
-                yield finish(out)
-            elif isinstance(out, Problem) and out.severity in ("question", "info"):
-                if out.message not in said:
-                    said.add(out.message)
-                    yield out
-            else:
-                yield out
+            yield out
     if produced and not devices.names:
         yield Problem(name, "", "the table names no GPU (llama.cpp prints the devices above it, e.g. 'Device 0: "
                       "NVIDIA GeForce RTX 4090, ...'; paste those lines with the table, or answer which "

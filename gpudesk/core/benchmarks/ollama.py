@@ -104,43 +104,58 @@ def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[I
         yield Problem(name, "", "no Ollama 'prompt eval rate' or 'eval rate' lines with a speed in this file", "error")
 
 
+def _number(block: dict, key: str, unit_words: tuple[str, ...], problems: list[Problem], name: str) -> float | None:
+    if key not in block:
+        return None
+    raw, line = block[key]
+    text = raw
+    for w in unit_words:
+        text = re.sub(re.escape(w) + r"\s*$", "", text).strip()
+    value = parse_number(text)
+    if value is None or value < 0:
+        problems.append(Problem(name, f"line {line}", f"'{key}' is {raw!r}, not a number: ignored", "warning"))
+        return None
+    return value
+
+
+def _duration(block: dict, key: str, problems: list[Problem], name: str) -> float | None:
+    if key not in block:
+        return None
+    raw, line = block[key]
+    value = go_duration(raw)
+    if value is None:
+        problems.append(Problem(name, f"line {line}", f"'{key}' is {raw!r}, not a duration: ignored", "warning"))
+    return value
+
+
+def _speed_workload(workload: dict, metric: str, tokens: float | None, field: str,
+                    prompt_tokens: float | None) -> dict:
+    wl = dict(workload)
+    if tokens is not None:
+        wl[field] = int(tokens)
+    if metric == "prefill_tokens_per_s":
+        wl["test"] = f"prompt of {int(tokens)} tokens" if tokens is not None else "prompt"
+    else:
+        wl["test"] = f"{int(tokens)} generated tokens" if tokens is not None else "generation"
+        if prompt_tokens is not None:
+            wl["prompt_tokens"] = int(prompt_tokens)
+    return wl
+
+
 def _convert(block: dict, model: str, name: str, start: int, index: int, asked: set[str]) -> Iterator[Item]:
     place = f"line {start}"
     problems: list[Problem] = []
-
-    def number(key: str, unit_words: tuple[str, ...]) -> float | None:
-        if key not in block:
-            return None
-        raw, line = block[key]
-        text = raw
-        for w in unit_words:
-            text = re.sub(re.escape(w) + r"\s*$", "", text).strip()
-        value = parse_number(text)
-        if value is None or value < 0:
-            problems.append(Problem(name, f"line {line}", f"'{key}' is {raw!r}, not a number: ignored", "warning"))
-            return None
-        return value
-
-    def duration(key: str) -> float | None:
-        if key not in block:
-            return None
-        raw, line = block[key]
-        value = go_duration(raw)
-        if value is None:
-            problems.append(Problem(name, f"line {line}", f"'{key}' is {raw!r}, not a duration: ignored", "warning"))
-        return value
-
-    prompt_tokens = number("prompt eval count", ("token(s)", "tokens", "token"))
-    gen_tokens = number("eval count", ("token(s)", "tokens", "token"))
-    prompt_rate = number("prompt eval rate", ("tokens/s",))
-    gen_rate = number("eval rate", ("tokens/s",))
+    prompt_tokens = _number(block, "prompt eval count", ("token(s)", "tokens", "token"), problems, name)
+    gen_tokens = _number(block, "eval count", ("token(s)", "tokens", "token"), problems, name)
+    prompt_rate = _number(block, "prompt eval rate", ("tokens/s",), problems, name)
+    gen_rate = _number(block, "eval rate", ("tokens/s",), problems, name)
     workload: dict = {"model": model} if model else {}
     workload.update(model_guess(model))
     workload["concurrency"] = 1
     conditions: dict = {"backend": "ollama"}
     for key, target in (("total duration", "total_duration_s"), ("load duration", "load_duration_s"),
                         ("prompt eval duration", "prompt_eval_duration_s"), ("eval duration", "eval_duration_s")):
-        value = duration(key)
+        value = _duration(block, key, problems, name)
         if value is not None:
             conditions[target] = value
     key = "sig:ollama:" + (model or name)
@@ -150,15 +165,7 @@ def _convert(block: dict, model: str, name: str, start: int, index: int, asked: 
                                         ("decode_tokens_per_s_per_user", gen_rate, gen_tokens, "gen_tokens")):
         if not rate:
             continue
-        wl = dict(workload)
-        if tokens is not None:
-            wl[field] = int(tokens)
-        if metric == "prefill_tokens_per_s":
-            wl["test"] = f"prompt of {int(tokens)} tokens" if tokens is not None else "prompt"
-        else:
-            wl["test"] = f"{int(tokens)} generated tokens" if tokens is not None else "generation"
-            if prompt_tokens is not None:
-                wl["prompt_tokens"] = int(prompt_tokens)
+        wl = _speed_workload(workload, metric, tokens, field, prompt_tokens)
         m = Measurement(format=FORMAT, metric=metric, value=rate, unit="tokens/s", source_file=name,
                         record_index=index, hardware_text="", accelerator_id=None, accelerator_count=None,
                         match_confidence=match.confidence, match_reason=match.reason, hardware_key=key,

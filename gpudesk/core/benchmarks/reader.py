@@ -258,6 +258,59 @@ class _Buffer:
                 return False
 
 
+class _JsonScan:
+    """Where iter_json is: inside a top-level array or not, and the non-JSON lines skipped so far."""
+
+    __slots__ = ("in_array", "array_line", "array_items", "noise_lines", "noise_first")
+
+    def __init__(self):
+        self.in_array = False
+        self.array_line = 0
+        self.array_items = 0
+        self.noise_lines = 0
+        self.noise_first = 0
+
+    def noise(self, line: int) -> None:
+        if not self.noise_lines:
+            self.noise_first = line
+        self.noise_lines += 1
+
+    def open_array(self, b: _Buffer, line: int, name: str) -> tuple[bool, Problem | None]:
+        """At a top-level '[': an array of records - or a log line such as "[INFO] ...", decided on
+        its first element. Returns (whether reading goes on, a problem to report)."""
+        b.pos += 1
+        if not b.skip_ws():
+            return False, Problem(name, f"line {line}", "the file ends right after '[': no records", "warning")
+        if b.buf[b.pos] in "{[]":
+            self.in_array = True
+            self.array_line = line
+            self.array_items = 0
+            return True, None
+        self.noise(line)
+        # skip the rest of the '[' line (if the first element is on a later line, we are past it)
+        if b.line_at(b.pos) == line and not b.skip_line():
+            return False, None
+        return True, None
+
+    def resynchronise(self, b: _Buffer) -> bool:
+        """After a value that could not be read, to the next line that starts a record; False at the end."""
+        if b.eof and b.pos >= len(b.buf):
+            return False
+        if self.in_array:
+            self.in_array = _resync(b)
+            return True
+        return b.skip_line()
+
+    def closing_problems(self, name: str) -> Iterator[Problem]:
+        if self.in_array:
+            yield Problem(name, f"line {self.array_line}", f"the array that starts here is not closed with ']': the "
+                          f"file was cut off (a crashed or killed run?); the {self.array_items} complete record(s) "
+                          "before the cut were kept", "warning")
+        if self.noise_lines:
+            yield Problem(name, f"line {self.noise_first}", f"{self.noise_lines} line(s) that are not JSON (log "
+                          "output?) were skipped", "info")
+
+
 def iter_json(source: Source, *, max_record_chars: int | None = None,
               chunk: int = CHUNK_CHARS) -> Iterator[Record | Problem]:
     """Every top-level JSON record of the source (array elements one by one), and Problems for what
@@ -267,72 +320,42 @@ def iter_json(source: Source, *, max_record_chars: int | None = None,
     decoder = json.JSONDecoder()
     with source.open() as stream:
         b = _Buffer(stream, chunk)
+        scan = _JsonScan()
         index = 0
-        in_array = False
-        array_line = 0
-        array_items = 0
-        noise_lines = 0
-        noise_first = 0
-        while True:
-            if not b.skip_ws("," if in_array else ""):
-                break
+        while b.skip_ws("," if scan.in_array else ""):
             c = b.buf[b.pos]
             start_line = b.line_at(b.pos)
-            if in_array and c == "]":
-                in_array = False
+            if scan.in_array and c == "]":
+                scan.in_array = False
                 b.pos += 1
                 continue
-            if not in_array and c not in "{[":
-                if not noise_lines:
-                    noise_first = start_line
-                noise_lines += 1
+            if not scan.in_array and c not in "{[":
+                scan.noise(start_line)
                 if not b.skip_line():
                     break
                 continue
-            if not in_array and c == "[":
-                # an array of records - or a log line such as "[INFO] ...": decide on its first element
-                b.pos += 1
-                if not b.skip_ws():
-                    yield Problem(name, f"line {start_line}", "the file ends right after '[': no records", "warning")
-                    break
-                if b.buf[b.pos] in "{[]":
-                    in_array = True
-                    array_line = start_line
-                    array_items = 0
-                    continue
-                if not noise_lines:
-                    noise_first = start_line
-                noise_lines += 1
-                # skip the rest of the '[' line (if the first element is on a later line, we are past it)
-                if b.line_at(b.pos) == start_line and not b.skip_line():
+            if not scan.in_array and c == "[":
+                go_on, problem = scan.open_array(b, start_line, name)
+                if problem is not None:
+                    yield problem
+                if not go_on:
                     break
                 continue
             # decode one value starting at b.pos
-            value, problem = _decode(b, decoder, limit, name, start_line, index, in_array)
+            value, problem = _decode(b, decoder, limit, name, start_line, index, scan.in_array)
             if problem is not None:
                 yield problem
                 index += 1
                 if problem.severity == "error" and "larger than" in problem.message:
                     return
-                if b.eof and b.pos >= len(b.buf):
-                    break
-                # resynchronise: skip to the next line that starts a record
-                if in_array:
-                    in_array = _resync(b)
-                elif not b.skip_line():
+                if not scan.resynchronise(b):
                     break
                 continue
-            if in_array:
-                array_items += 1
-            yield Record(value, index, start_line, in_array)
+            if scan.in_array:
+                scan.array_items += 1
+            yield Record(value, index, start_line, scan.in_array)
             index += 1
-        if in_array:
-            yield Problem(name, f"line {array_line}", f"the array that starts here is not closed with ']': the file "
-                          f"was cut off (a crashed or killed run?); the {array_items} complete record(s) before the "
-                          "cut were kept", "warning")
-        if noise_lines:
-            yield Problem(name, f"line {noise_first}", f"{noise_lines} line(s) that are not JSON (log output?) were "
-                          "skipped", "info")
+        yield from scan.closing_problems(name)
 
 
 _PARTIAL_TAIL = re.compile(r"[\w.+\-]*\s*")

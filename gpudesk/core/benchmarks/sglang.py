@@ -51,25 +51,21 @@ def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[I
     return run_json(source, source_name, FORMAT, "SGLang bench_serving", is_record, convert)
 
 
-def convert(rec: dict, item: Record, name: str) -> Iterator[Item]:
-    problems: list[Problem] = []
-    num = Numbers(name, item.place, problems)
-    completed = parse_int(rec.get("completed"))
-    if completed == 0:
-        yield Problem(name, item.place, "no request completed: the run measured nothing, so nothing is stored",
-                      "warning")
-        return
+def _request_rate(rec: dict, problems: list[Problem], name: str, place: str) -> tuple[float | None, bool]:
+    """The request rate and whether it was unlimited (`Infinity`)."""
     raw_rate = rec.get("request_rate")
     rate = parse_number(raw_rate)
     unlimited = isinstance(raw_rate, float) and math.isinf(raw_rate) or (
         isinstance(raw_rate, str) and raw_rate.strip().lower() in ("inf", "infinity"))
     if unlimited:
-        problems.append(Problem(name, f"{item.place}, key request_rate", "Infinity (no rate limit; not valid strict "
+        problems.append(Problem(name, f"{place}, key request_rate", "Infinity (no rate limit; not valid strict "
                                 "JSON): stored as unlimited", "info"))
     elif isinstance(raw_rate, float) and math.isnan(raw_rate):
-        problems.append(Problem(name, f"{item.place}, key request_rate", "NaN: stored as unknown", "warning"))
-    model = clean_text(rec.get("model_id") or rec.get("model") or rec.get("model_path") or "", 160)
-    dataset = clean_text(rec.get("dataset_name") or "", 40)
+        problems.append(Problem(name, f"{place}, key request_rate", "NaN: stored as unknown", "warning"))
+    return rate, unlimited
+
+
+def _workload(rec: dict, num: Numbers, model: str, completed: int | None, unlimited: bool) -> dict:
     concurrency = parse_int(rec.get("max_concurrency"))
     in_tokens = num.get(rec, "total_input_tokens", positive=True)
     out_tokens = num.get(rec, "total_output_tokens", positive=True)
@@ -86,19 +82,23 @@ def convert(rec: dict, item: Record, name: str) -> Iterator[Item]:
     elif unlimited and completed:
         workload["concurrency"] = completed
         workload["concurrency_from"] = "all requests sent at once (no rate limit, no concurrency cap)"
-    workload["dataset"] = dataset
+    workload["dataset"] = clean_text(rec.get("dataset_name") or "", 40)
+    return workload
+
+
+def _conditions(rec: dict, rate: float | None, unlimited: bool) -> dict:
     conditions: dict = {"backend": clean_text(rec.get("backend") or "", 40), "request_rate": rate,
-                        "max_concurrency": concurrency}
+                        "max_concurrency": parse_int(rec.get("max_concurrency"))}
     if unlimited:
         conditions["request_rate_unlimited"] = True
     for key in ("random_input_len", "random_output_len", "random_range_ratio", "sharegpt_output_len", "duration",
                 "accept_length", "tag", "date"):
         if key in rec and clean_scalar(rec[key]) is not None:
             conditions[key] = clean_scalar(rec[key])
-    if any(k in rec for k in ("generated_texts", "ttfts", "itls")):
-        problems.append(Problem(name, item.place, "per-request details (times, generated texts) are not stored",
-                                "info"))
-    key = "sig:sglang:" + (model or conditions["backend"] or "sglang")
+    return conditions
+
+
+def _measurements(rec: dict, num: Numbers, key: str, workload: dict, conditions: dict) -> list[Measurement]:
     out: list[Measurement] = []
 
     def add(metric, k, unit, scale=1.0, statistic="mean", std=None):
@@ -122,6 +122,26 @@ def convert(rec: dict, item: Record, name: str) -> Iterator[Item]:
         if m:
             stat, what = m.groups()
             add(_METRIC[what], k, "s", 1e-3, stat, f"std_{what}_ms" if stat == "mean" else None)
+    return out
+
+
+def convert(rec: dict, item: Record, name: str) -> Iterator[Item]:
+    problems: list[Problem] = []
+    num = Numbers(name, item.place, problems)
+    completed = parse_int(rec.get("completed"))
+    if completed == 0:
+        yield Problem(name, item.place, "no request completed: the run measured nothing, so nothing is stored",
+                      "warning")
+        return
+    rate, unlimited = _request_rate(rec, problems, name, item.place)
+    model = clean_text(rec.get("model_id") or rec.get("model") or rec.get("model_path") or "", 160)
+    workload = _workload(rec, num, model, completed, unlimited)
+    conditions = _conditions(rec, rate, unlimited)
+    if any(k in rec for k in ("generated_texts", "ttfts", "itls")):
+        problems.append(Problem(name, item.place, "per-request details (times, generated texts) are not stored",
+                                "info"))
+    key = "sig:sglang:" + (model or conditions["backend"] or "sglang")
+    out = _measurements(rec, num, key, workload, conditions)
     yield from problems
     if not out:
         yield Problem(name, item.place, "no throughput or latency figure in the line", "warning")

@@ -371,63 +371,87 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
         fr.add_problem(exc.problem)
         return fr
     fr.name = src.name
-    if progress is not None:
-        total = src.size()
-        read = [0, 0]  # characters read, at the last report
-
-        def on_read(n: int) -> None:
-            read[0] += n
-            if read[0] - read[1] >= PROGRESS_EVERY or n == 0:
-                read[1] = read[0]
-                if progress(index, src.name, min(read[0], total), total) is False:
-                    raise ImportCancelled
-
-        src.on_read = on_read
-        if progress(index, src.name, 0, total) is False:
-            fr.status = CANCELLED
-            fr.add_problem(Problem(src.name, "", "cancelled before it was read: nothing stored", "info"))
-            return fr
+    if progress is not None and not _report_progress(src, fr, progress, index):
+        return fr
     try:
         file_hash, fr.size_bytes = _file_hash(src)
     except OSError as exc:
         fr.add_problem(Problem(src.name, "", f"the file cannot be read ({exc.strerror or exc})", "error"))
         return fr
-    with catalogue.engine.connect() as conn:
-        prev = conn.execute(select(BenchImport.id, BenchImport.imported_at, BenchImport.stored, BenchImport.format)
-                            .where(BenchImport.file_hash == file_hash)).first()
-    if prev is not None:
-        fr.status = ALREADY
-        fr.format = prev[3]
-        fr.previous_import = {"id": prev[0], "imported_at": prev[1], "stored": prev[2]}
-        fr.add_problem(Problem(src.name, "", f"this file was already imported on {prev[1][:10]} (import #{prev[0]}): "
-                               "nothing new stored", "info"))
+    if _already_imported(catalogue, fr, src, file_hash):
         return fr
-
-    system = None
     try:
         detection = detect_mod.detect_source(src)
     except OSError as exc:
         fr.add_problem(Problem(src.name, "", f"the file cannot be read ({exc.strerror or exc})", "error"))
         return fr
-    fmt = detection.format
     fr.detected_by = detection.reason
-    if fmt in mlperf.RESULT_FORMATS and systems:
-        # the system description imported with it: the only one, or the one its file name names;
-        # otherwise the one found beside it (iter_any looks), else the importer asks
-        named = [s for s in systems if s.get("system_name") and s["system_name"] in src.name]
-        system = systems[0] if len(systems) == 1 else (named[0] if len(named) == 1 else None)
-        if system is not None:
-            fr.add_problem(Problem(src.name, "", f"hardware taken from the system description "
-                                   f"{system.get('system_file', '')} imported with it", "info"))
+    system = _system_for(fr, src, detection.format, systems)
     detection, items = detect_mod.iter_detected(None, src=src, system=system, detection=detection)
-    fmt = detection.format
-    fr.format = fmt
+    fr.format = detection.format
+    _store_file(catalogue, fr, src, file_hash, items, ids, gpu, count, dry_run, seen)
+    if fr.status == FAILED:
+        fr.stored = 0
+        fr.import_id = None
+    return fr
 
+
+def _report_progress(src: Source, fr: FileReport, progress: ProgressCallback, index: int) -> bool:
+    """Report the file's reading to `progress` as it goes; False when cancelled before it starts."""
+    total = src.size()
+    read = [0, 0]  # characters read, at the last report
+
+    def on_read(n: int) -> None:
+        read[0] += n
+        if read[0] - read[1] >= PROGRESS_EVERY or n == 0:
+            read[1] = read[0]
+            if progress(index, src.name, min(read[0], total), total) is False:
+                raise ImportCancelled
+
+    src.on_read = on_read
+    if progress(index, src.name, 0, total) is False:
+        fr.status = CANCELLED
+        fr.add_problem(Problem(src.name, "", "cancelled before it was read: nothing stored", "info"))
+        return False
+    return True
+
+
+def _already_imported(catalogue, fr: FileReport, src: Source, file_hash: str) -> bool:
+    with catalogue.engine.connect() as conn:
+        prev = conn.execute(select(BenchImport.id, BenchImport.imported_at, BenchImport.stored, BenchImport.format)
+                            .where(BenchImport.file_hash == file_hash)).first()
+    if prev is None:
+        return False
+    fr.status = ALREADY
+    fr.format = prev[3]
+    fr.previous_import = {"id": prev[0], "imported_at": prev[1], "stored": prev[2]}
+    fr.add_problem(Problem(src.name, "", f"this file was already imported on {prev[1][:10]} (import #{prev[0]}): "
+                           "nothing new stored", "info"))
+    return True
+
+
+def _system_for(fr: FileReport, src: Source, fmt: str | None, systems) -> dict | None:
+    """The system description imported with an MLPerf result: the only one, or the one its file
+    name names; otherwise None (iter_any looks beside the file, else the importer asks)."""
+    if fmt not in mlperf.RESULT_FORMATS or not systems:
+        return None
+    named = [s for s in systems if s.get("system_name") and s["system_name"] in src.name]
+    system = systems[0] if len(systems) == 1 else (named[0] if len(named) == 1 else None)
+    if system is not None:
+        fr.add_problem(Problem(src.name, "", f"hardware taken from the system description "
+                               f"{system.get('system_file', '')} imported with it", "info"))
+    return system
+
+
+def _store_file(catalogue, fr: FileReport, src: Source, file_hash: str, items: Iterator, ids: set[str], gpu, count,
+                dry_run: bool, seen: set[str] | None) -> None:
+    """Store the file's items in one transaction: committed, or rolled back for a dry run, a failure
+    or a cancellation (reported in `fr`)."""
     conn = catalogue.engine.connect()
     trans = conn.begin()
     try:
         stored_here: set[str] | None = set() if seen is not None else None  # only a dry run needs them
-        _store_stream(conn, fr, src, file_hash, fmt, items, ids, gpu, count, dry_run, seen=seen,
+        _store_stream(conn, fr, src, file_hash, fr.format, items, ids, gpu, count, dry_run, seen=seen,
                       stored_here=stored_here)
         if dry_run or fr.status == FAILED:
             trans.rollback()
@@ -441,33 +465,32 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
         fr.stored = 0
         fr.import_id = None
         fr.add_problem(Problem(src.name, "", "cancelled while reading: nothing from this file was stored", "info"))
-        return fr
     except Exception as exc:  # noqa: BLE001 - a failing file must change nothing and be reported, not crash
         trans.rollback()
         if _database_fault(exc):
             raise  # the database, not the file: locked, read-only, full or damaged (the caller says so)
         if _imported_meanwhile(exc):
-            with catalogue.engine.connect() as again:
-                prev = again.execute(select(BenchImport.id, BenchImport.imported_at, BenchImport.stored)
-                                     .where(BenchImport.file_hash == file_hash)).first()
-            fr.status = ALREADY
-            fr.stored = 0
-            fr.import_id = None
-            if prev is not None:
-                fr.previous_import = {"id": prev[0], "imported_at": prev[1], "stored": prev[2]}
-            fr.add_problem(Problem(src.name, "", "another program imported this file at the same moment: "
-                                   "nothing new stored", "info"))
-            return fr
+            _report_imported_meanwhile(catalogue, fr, src, file_hash)
+            return
         fr.status = FAILED
         fr.stored = 0
         fr.add_problem(Problem(src.name, "", f"the import failed and was undone ({type(exc).__name__}: "
                                f"{clean_text(str(exc), 300)})", "error"))
     finally:
         conn.close()
-    if fr.status == FAILED:
-        fr.stored = 0
-        fr.import_id = None
-    return fr
+
+
+def _report_imported_meanwhile(catalogue, fr: FileReport, src: Source, file_hash: str) -> None:
+    with catalogue.engine.connect() as again:
+        prev = again.execute(select(BenchImport.id, BenchImport.imported_at, BenchImport.stored)
+                             .where(BenchImport.file_hash == file_hash)).first()
+    fr.status = ALREADY
+    fr.stored = 0
+    fr.import_id = None
+    if prev is not None:
+        fr.previous_import = {"id": prev[0], "imported_at": prev[1], "stored": prev[2]}
+    fr.add_problem(Problem(src.name, "", "another program imported this file at the same moment: "
+                           "nothing new stored", "info"))
 
 
 def _database_fault(exc: Exception) -> bool:
@@ -543,7 +566,15 @@ def _store_stream(conn: Connection, fr: FileReport, src: Source, file_hash: str,
         fr.status = FAILED
         return
     flush()
-    # the hardware questions still open, in words (answered ones are dropped)
+    _ask_hardware(fr, src, hardware, hardware_questions, gpu)
+    for key, (acc, n) in hardware.new_answers.items():
+        _remember(conn, key, acc, n)
+    _finish_import(conn, fr, src, import_id, dry_run, context)
+
+
+def _ask_hardware(fr: FileReport, src: Source, hardware: _Hardware, hardware_questions: list[Problem], gpu) -> None:
+    """The hardware questions still open, in words (answered ones are dropped), and the guesses and
+    --gpu answers not applied."""
     open_keys = [key for key, n in fr.hardware.items() if key[1] is None and not (key[3] == "exact")]
     if open_keys:
         if hardware_questions:
@@ -560,8 +591,11 @@ def _store_stream(conn: Connection, fr: FileReport, src: Source, file_hash: str,
     for text, candidates in sorted(hardware.ignored):
         fr.add_problem(Problem(src.name, "", f"--gpu {gpu} was not applied to '{text}': the file names other hardware "
                                f"(one of {', '.join(candidates)})", "warning"))
-    for key, (acc, n) in hardware.new_answers.items():
-        _remember(conn, key, acc, n)
+
+
+def _finish_import(conn: Connection, fr: FileReport, src: Source, import_id: int | None, dry_run: bool,
+                   context: bool) -> None:
+    """The file's status, and its import row's counts and problems."""
     if fr.read == 0:
         fr.status = CONTEXT if context else FAILED
         if not context and not fr.errors:

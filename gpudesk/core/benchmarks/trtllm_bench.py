@@ -62,14 +62,7 @@ def _dict(value) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def convert(rec: dict, item: Record, name: str, no_machine: str = "no 'machine' section") -> Iterator[Item]:
-    problems: list[Problem] = []
-    engine, machine, world = _dict(rec.get("engine")), _dict(rec.get("machine")), _dict(rec.get("world_info"))
-    req, perf, stream = _dict(rec.get("request_info")), _dict(rec.get("performance")), \
-        _dict(rec.get("streaming_metrics"))
-    place = item.place
-    num = Numbers(name, place, problems)
-
+def _workload(engine: dict, req: dict, world: dict) -> dict:
     model = clean_text(engine.get("model") or "", 160)
     dtype = str(engine.get("dtype") or "").lower()
     quant = str(engine.get("quantization") or "").lower()
@@ -91,7 +84,10 @@ def convert(rec: dict, item: Record, name: str, no_machine: str = "no 'machine' 
     mbs = parse_int(world.get("max_batch_size"))
     if mbs is not None:
         workload["batch"] = mbs
+    return workload
 
+
+def _conditions(engine: dict, world: dict, problems: list[Problem], name: str, place: str) -> dict:
     tp, pp = parse_int(world.get("tp_size")) or 1, parse_int(world.get("pp_size")) or 1
     world_size = parse_int(world.get("world_size")) or tp * pp
     conditions: dict = {"backend": clean_text(engine.get("backend") or "", 20),
@@ -109,6 +105,13 @@ def convert(rec: dict, item: Record, name: str, no_machine: str = "no 'machine' 
                                 "rate (no limit set?): ignored", "info"))
     elif issue is not None:
         conditions["issue_rate"] = issue
+    return conditions
+
+
+def _hardware(machine: dict, model: str, conditions: dict, problems: list[Problem], name: str, place: str,
+              no_machine: str) -> dict:
+    """The Measurement fields naming the hardware; adds the GPU memory to `conditions`, or the question."""
+    world_size = conditions["world_size"]
     gpu_name = clean_text(machine.get("name") or "", 120)
     if gpu_name:
         match = matching.match_hardware(gpu_name, world_size)
@@ -122,7 +125,12 @@ def convert(rec: dict, item: Record, name: str, no_machine: str = "no 'machine' 
         key = "sig:trtllm-bench:" + model
         problems.append(Problem(name, place, f"{no_machine}: which accelerator ran this ({world_size} GPU(s) "
                                 "according to the tensor and pipeline parallel sizes)? Answer with --gpu ID", "question"))
+    return dict(hardware_text=gpu_name, accelerator_id=match.accelerator_id, accelerator_count=match.count,
+                match_confidence=match.confidence, match_reason=match.reason, hardware_key=key)
 
+
+def _measurements(perf: dict, stream: dict, num: Numbers, hardware: dict, workload: dict,
+                  conditions: dict) -> list[Measurement]:
     out: list[Measurement] = []
 
     def add(metric, section, k, unit, scale=1.0, statistic="mean"):
@@ -132,10 +140,8 @@ def convert(rec: dict, item: Record, name: str, no_machine: str = "no 'machine' 
         value = num.value(raw, k, positive=True)
         if not value:
             return
-        out.append(Measurement(format=FORMAT, metric=metric, value=value * scale, unit=unit, hardware_text=gpu_name,
-                               accelerator_id=match.accelerator_id, accelerator_count=match.count,
-                               match_confidence=match.confidence, match_reason=match.reason, hardware_key=key,
-                               statistic=statistic, workload=dict(workload), conditions=dict(conditions)))
+        out.append(Measurement(format=FORMAT, metric=metric, value=value * scale, unit=unit, statistic=statistic,
+                               workload=dict(workload), conditions=dict(conditions), **hardware))
 
     add("request_throughput", perf, "request_throughput_req_s", "requests/s")
     add("output_tokens_per_s", perf, "system_output_throughput_tok_s", "tokens/s")
@@ -153,6 +159,19 @@ def convert(rec: dict, item: Record, name: str, no_machine: str = "no 'machine' 
         values = _dict(stream.get(section))
         for k in ("p50", "p90", "p99"):
             add(metric, values, k, "s", 1e-3, k)
+    return out
+
+
+def convert(rec: dict, item: Record, name: str, no_machine: str = "no 'machine' section") -> Iterator[Item]:
+    problems: list[Problem] = []
+    engine, world = _dict(rec.get("engine")), _dict(rec.get("world_info"))
+    place = item.place
+    num = Numbers(name, place, problems)
+    workload = _workload(engine, _dict(rec.get("request_info")), world)
+    conditions = _conditions(engine, world, problems, name, place)
+    hardware = _hardware(_dict(rec.get("machine")), workload["model"], conditions, problems, name, place, no_machine)
+    out = _measurements(_dict(rec.get("performance")), _dict(rec.get("streaming_metrics")), num, hardware, workload,
+                        conditions)
     yield from problems
     if not out:
         yield Problem(name, place, "no throughput or latency figure in the report", "warning")
@@ -226,13 +245,37 @@ def _empty_summary() -> dict:
     return {"engine": {}, "world_info": {}, "request_info": {}, "performance": {}}
 
 
-def iter_parse_text(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
-    """The summaries of a trtllm-bench console log (one per benchmark run printed in it)."""
-    src, problem = open_or_problem(source, source_name)
-    if problem is not None:
-        yield problem
+def _read_line(current: dict, section: str, line: str) -> None:
+    """One line inside a summary block (not a section heading) into the summary being read."""
+    if section == "MACHINE DETAILS":
+        m = _MACHINE_RE.match(line)
+        if m:
+            current["machine"] = {"name": m.group(1), "memory.total": parse_number(m.group(2))}
         return
-    name = src.name
+    if section == "DATASET DETAILS" or section == "DECODING STATISTICS":
+        return
+    m = _BREAKDOWN_RE.match(line)
+    if m:
+        target = _BREAKDOWN_TARGET[m.group(1)]
+        stat = m.group(2).lower()
+        value = parse_number(m.group(3))
+        if value is not None:
+            current.setdefault(target[0], {}).setdefault(target[1], {})[stat] = value
+        return
+    m = _LINE_RE.match(line)
+    if not m or not section:
+        return
+    key = " ".join(m.group(1).lower().split())
+    target = _TEXT_KEYS.get(key)
+    if target is None:
+        return
+    value = _text_value(target[1], m.group(2))
+    if value is not None:
+        current.setdefault(target[0], {})[target[1]] = value
+
+
+def _read_summaries(src) -> tuple[list[tuple[dict, int]], str | None]:
+    """The summaries in the log (each with its first line) and the TensorRT-LLM version it prints."""
     current, start, section = _empty_summary(), 0, ""
     version = None
     summaries: list[tuple[dict, int]] = []
@@ -251,45 +294,32 @@ def iter_parse_text(source, source_name: str | None = None, **_ignored) -> Itera
         if m and version is None:
             version = m.group(1)
         m = _SECTION_RE.match(line)
-        if m:
-            new = m.group(1)
-            if new in _BACKEND_SECTIONS + ("REQUEST DETAILS",) and current["performance"]:
-                close()
-            if not (current["performance"] or current["request_info"] or current["engine"] or current["world_info"]):
-                start = number
-            section = new
-            if new in _BACKEND_SECTIONS:
-                current["engine"]["backend"] = "TRT" if new == "ENGINE DETAILS" else \
-                    ("_autodeploy" if "AUTODEPLOY" in new else "Pytorch")
-            if len(summaries) >= MAX_SUMMARIES:
-                break
+        if not m:
+            _read_line(current, section, line)
             continue
-        if section == "MACHINE DETAILS":
-            m = _MACHINE_RE.match(line)
-            if m:
-                current["machine"] = {"name": m.group(1), "memory.total": parse_number(m.group(2))}
-            continue
-        if section == "DATASET DETAILS" or section == "DECODING STATISTICS":
-            continue
-        m = _BREAKDOWN_RE.match(line)
-        if m:
-            target = _BREAKDOWN_TARGET[m.group(1)]
-            stat = m.group(2).lower()
-            value = parse_number(m.group(3))
-            if value is not None:
-                current.setdefault(target[0], {}).setdefault(target[1], {})[stat] = value
-            continue
-        m = _LINE_RE.match(line)
-        if not m or not section:
-            continue
-        key = " ".join(m.group(1).lower().split())
-        target = _TEXT_KEYS.get(key)
-        if target is None:
-            continue
-        value = _text_value(target[1], m.group(2))
-        if value is not None:
-            current.setdefault(target[0], {})[target[1]] = value
+        new = m.group(1)
+        if new in _BACKEND_SECTIONS + ("REQUEST DETAILS",) and current["performance"]:
+            close()
+        if not (current["performance"] or current["request_info"] or current["engine"] or current["world_info"]):
+            start = number
+        section = new
+        if new in _BACKEND_SECTIONS:
+            current["engine"]["backend"] = "TRT" if new == "ENGINE DETAILS" else \
+                ("_autodeploy" if "AUTODEPLOY" in new else "Pytorch")
+        if len(summaries) >= MAX_SUMMARIES:
+            break
     close()
+    return summaries, version
+
+
+def iter_parse_text(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
+    """The summaries of a trtllm-bench console log (one per benchmark run printed in it)."""
+    src, problem = open_or_problem(source, source_name)
+    if problem is not None:
+        yield problem
+        return
+    name = src.name
+    summaries, version = _read_summaries(src)
     produced = 0
     for index, (summary, line_no) in enumerate(summaries):
         if version and not summary["engine"].get("version"):

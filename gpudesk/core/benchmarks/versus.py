@@ -141,15 +141,34 @@ def build_input(catalogue, m: Measurement, calibrations: tuple[Calibration, ...]
             "the hardware is not known yet (answer which accelerator ran it)"
         return None, what, notes
     count = max(1, int(m.accelerator_count or 1))
+    model = _model(m, notes)
+    if isinstance(model, str):
+        return None, model, notes
+    if m.metric in _TRAIN_METRICS:
+        work = _train_workload(m, model)
+        if not isinstance(work, str):
+            notes.append("Training at BF16 (mixed precision) assumed.")
+    else:
+        work = _infer_workload(m, model, count, notes)
+    if isinstance(work, str):
+        return None, work, notes
+    link = _link(catalogue, row) if count > 1 else None
+    group = NodeGroup(device=device, per_node=count, nodes=1, intra=link, label=f"{count} × {device.name}")
+    return EstimateInput(work, (group,), calibrations=tuple(calibrations)), "", notes
+
+
+def _model(m: Measurement, notes: list[str]) -> dict | str:
+    """The model's parameters (active ones for a mixture of experts), weights, precision and shape
+    from the workload, or why they are not known."""
     wl = m.workload or {}
     params = _num(wl.get("params"))
     if not params:
-        return None, "the model's parameter count is not known (answer which model ran)", notes
+        return "the model's parameter count is not known (answer which model ran)"
     weights = _num(wl.get("weights_bytes"))
     if wl.get("moe"):
         active = _num(wl.get("active_params"))
         if not active:
-            return None, "a mixture-of-experts model whose active parameters per token are not known", notes
+            return "a mixture-of-experts model whose active parameters per token are not known"
         if weights:
             weights = weights * active / params
         notes.append(f"Mixture of experts: {active / 1e9:.3g}B of {params / 1e9:.3g}B parameters (and that share of "
@@ -163,56 +182,63 @@ def build_input(catalogue, m: Measurement, calibrations: tuple[Calibration, ...]
     if wl.get("params_from") == "model name":
         notes.append(f"Parameter count {params / 1e9:.3g}B guessed from the model name '{wl.get('model')}'.")
     shape = {k: int(wl[k]) for k in ("layers", "d_model", "heads", "kv_heads", "vocab") if _num(wl.get(k))}
+    return {"params": params, "weights": weights, "precision": precision, "shape": shape,
+            "name": str(wl.get("model") or "")}
 
-    if m.metric in _TRAIN_METRICS:
-        seq = int(_num(wl.get("seq_len")) or 0)
-        if not seq:
-            return None, "the training sequence length is not known", notes
-        tokens = None
-        if m.metric == "time_to_train_s":
-            samples = _num(wl.get("train_samples"))
-            if not samples:
-                return None, "the number of training samples is not known", notes
-            tokens = samples * seq
-        gbt = _num(wl.get("global_batch_size"))
-        work = Workload(kind="finetune" if wl.get("method") == "lora" else "train", params=params, tokens=tokens,
-                        seq_len=seq, precision="bf16" if precision in ("fp16", "bf16", "q4", "q8", "int8") else precision,
-                        global_batch_tokens=gbt * seq if gbt else None, method=wl.get("method") or "full",
-                        name=str(wl.get("model") or ""), **shape)
-        notes.append("Training at BF16 (mixed precision) assumed.")
+
+def _train_workload(m: Measurement, model: dict) -> Workload | str:
+    wl = m.workload or {}
+    seq = int(_num(wl.get("seq_len")) or 0)
+    if not seq:
+        return "the training sequence length is not known"
+    tokens = None
+    if m.metric == "time_to_train_s":
+        samples = _num(wl.get("train_samples"))
+        if not samples:
+            return "the number of training samples is not known"
+        tokens = samples * seq
+    gbt = _num(wl.get("global_batch_size"))
+    precision = model["precision"]
+    return Workload(kind="finetune" if wl.get("method") == "lora" else "train", params=model["params"],
+                    tokens=tokens, seq_len=seq,
+                    precision="bf16" if precision in ("fp16", "bf16", "q4", "q8", "int8") else precision,
+                    global_batch_tokens=gbt * seq if gbt else None, method=wl.get("method") or "full",
+                    name=model["name"], **model["shape"])
+
+
+def _infer_workload(m: Measurement, model: dict, count: int, notes: list[str]) -> Workload | str:
+    wl = m.workload or {}
+    depth = int(_num(wl.get("depth")) or 0)
+    prompt = int(_num(wl.get("prompt_tokens")) or 0)
+    gen = int(_num(wl.get("gen_tokens")) or 0)
+    if m.metric == "prefill_tokens_per_s":
+        if not prompt:
+            return "the prompt length is not known"
+        prompt_in, out = prompt + 2 * depth, max(1, gen)
+        if depth:
+            notes.append(f"{depth} tokens already in the KV cache: modelled as a longer prompt with the same mean "
+                         "attention context.")
+    elif m.metric in ("decode_tokens_per_s_per_user", "tpot_s", "itl_s") and m.format == "llama-bench":
+        prompt_in, out = depth, max(1, gen)
     else:
-        depth = int(_num(wl.get("depth")) or 0)
-        prompt = int(_num(wl.get("prompt_tokens")) or 0)
-        gen = int(_num(wl.get("gen_tokens")) or 0)
-        if m.metric == "prefill_tokens_per_s":
-            if not prompt:
-                return None, "the prompt length is not known", notes
-            prompt_in, out = prompt + 2 * depth, max(1, gen)
-            if depth:
-                notes.append(f"{depth} tokens already in the KV cache: modelled as a longer prompt with the same mean "
-                             "attention context.")
-        elif m.metric in ("decode_tokens_per_s_per_user", "tpot_s", "itl_s") and m.format == "llama-bench":
-            prompt_in, out = depth, max(1, gen)
-        else:
-            if not gen and m.metric not in ("ttft_s",):
-                return None, "the number of generated tokens per request is not known", notes
-            prompt_in, out = prompt + depth, max(1, gen)
-        concurrency = int(_num(wl.get("concurrency")) or 1)
-        cap = int(_num((m.conditions or {}).get("max_num_seqs")) or DEFAULT_MAX_SEQUENCES)
-        if concurrency > cap * count:
-            notes.append(f"{concurrency} requests in flight: the estimate runs at most {cap * count} at once ({cap} per "
-                         "accelerator, vLLM's default max_num_seqs) and queues the rest.")
-            concurrency = cap * count
-        tp = _num((m.conditions or {}).get("tp_size"))
-        work = Workload(kind="infer", params=params, precision=precision, prompt_tokens=max(0, prompt_in),
-                        output_tokens=out, concurrency=max(1, concurrency), weights_bytes=weights,
-                        tp=int(tp) if tp else None, name=str(wl.get("model") or ""), **shape)
-        if m.format == "llama-bench" and count > 1:
-            notes.append("llama.cpp splits layers across the GPUs and runs them one after another; the estimate "
-                         "spreads the model with tensor parallelism, so it may be optimistic for one user.")
-    link = _link(catalogue, row) if count > 1 else None
-    group = NodeGroup(device=device, per_node=count, nodes=1, intra=link, label=f"{count} × {device.name}")
-    return EstimateInput(work, (group,), calibrations=tuple(calibrations)), "", notes
+        if not gen and m.metric not in ("ttft_s",):
+            return "the number of generated tokens per request is not known"
+        prompt_in, out = prompt + depth, max(1, gen)
+    concurrency = int(_num(wl.get("concurrency")) or 1)
+    cap = int(_num((m.conditions or {}).get("max_num_seqs")) or DEFAULT_MAX_SEQUENCES)
+    if concurrency > cap * count:
+        notes.append(f"{concurrency} requests in flight: the estimate runs at most {cap * count} at once ({cap} per "
+                     "accelerator, vLLM's default max_num_seqs) and queues the rest.")
+        concurrency = cap * count
+    tp = _num((m.conditions or {}).get("tp_size"))
+    work = Workload(kind="infer", params=model["params"], precision=model["precision"],
+                    prompt_tokens=max(0, prompt_in), output_tokens=out, concurrency=max(1, concurrency),
+                    weights_bytes=model["weights"], tp=int(tp) if tp else None, name=model["name"],
+                    **model["shape"])
+    if m.format == "llama-bench" and count > 1:
+        notes.append("llama.cpp splits layers across the GPUs and runs them one after another; the estimate "
+                     "spreads the model with tensor parallelism, so it may be optimistic for one user.")
+    return work
 
 
 def _num(value) -> float | None:

@@ -163,31 +163,19 @@ def _m(fmt: str, metric: str, value: float, unit: str, model: str, workload: dic
                        stddev=stddev, workload=dict(workload), conditions=dict(conditions))
 
 
-def _serving(rec: dict, item: Record, name: str) -> Iterator[Item]:
-    problems: list[Problem] = []
-    num = Numbers(name, item.place, problems)
-    model = clean_text(rec.get("model_id") or rec.get("model") or "", 160)
-    completed = parse_int(rec.get("completed"))
-    failed = parse_int(rec.get("failed")) or 0
-    prompts = parse_int(rec.get("num_prompts"))
-    throughput = parse_number(rec.get("request_throughput"))
-    has_latency = any(_STAT_RE.match(k) and parse_number(rec[k]) for k in rec)
-    if completed == 0 or (completed is None and not throughput and not has_latency):
-        total = failed or prompts or 0
-        yield Problem(name, item.place, f"every request failed ({completed or 0} completed, {total} failed): the run "
-                      "measured nothing, so nothing is stored (a zero here is not a speed)", "warning")
-        return
-    if failed:
-        problems.append(Problem(name, item.place, f"{failed} of {failed + (completed or 0)} requests failed: the "
-                                "figures cover the completed ones", "warning"))
-
+def _serving_rate(rec: dict, problems: list[Problem], name: str, place: str) -> tuple[float | None, bool]:
+    """The request rate and whether it was unlimited (`inf`)."""
     raw_rate = rec.get("request_rate")
     rate = parse_number(raw_rate)
     unlimited = rate is None and (isinstance(raw_rate, str) and raw_rate.strip().lower() in ("inf", "infinity")
                                   or isinstance(raw_rate, float) and math.isinf(raw_rate))
     if isinstance(raw_rate, float) and not math.isfinite(raw_rate):
-        problems.append(Problem(name, item.place, "'request_rate' is Infinity (no rate limit): stored as unlimited",
+        problems.append(Problem(name, place, "'request_rate' is Infinity (no rate limit): stored as unlimited",
                                 "info"))
+    return rate, unlimited
+
+
+def _serving_workload(rec: dict, num: Numbers, model: str, completed: int | None) -> dict:
     concurrency = parse_int(rec.get("max_concurrency"))
     in_tokens = num.get(rec, "total_input_tokens", positive=True)
     out_tokens = num.get(rec, "total_output_tokens", positive=True)
@@ -205,6 +193,10 @@ def _serving(rec: dict, item: Record, name: str) -> Iterator[Item]:
     tokenizer = clean_text(rec.get("tokenizer_id") or "", 160)
     if tokenizer and tokenizer != model:
         workload["tokenizer"] = tokenizer
+    return workload
+
+
+def _serving_conditions(rec: dict, rate: float | None, unlimited: bool, failed: int) -> dict:
     conditions: dict = {}
     for key in ("backend", "endpoint_type", "label", "date", "burstiness", "run_number", "best_of",
                 "use_beam_search", "num_prompts"):
@@ -213,20 +205,19 @@ def _serving(rec: dict, item: Record, name: str) -> Iterator[Item]:
     conditions["request_rate"] = rate
     if unlimited:
         conditions["request_rate_unlimited"] = True
-    conditions["max_concurrency"] = concurrency
+    conditions["max_concurrency"] = parse_int(rec.get("max_concurrency"))
     conditions["failed_requests"] = failed
     for key, value in rec.items():
         if _SERVE_PARAM_RE.match(key) and clean_scalar(value) is not None:
             conditions[key] = clean_scalar(value)
-    metadata = metadata_of(rec)
-    for key, value in metadata.items():
+    for key, value in metadata_of(rec).items():
         conditions["metadata." + key] = value
-    hint = hardware_hint(metadata)
-    if any(k in rec for k in ("ttfts", "itls", "generated_texts")):
-        n = len(rec.get("ttfts") or []) if isinstance(rec.get("ttfts"), list) else 0
-        problems.append(Problem(name, item.place, f"per-request details ({n} requests: times, generated texts) are "
-                                "not stored", "info"))
+    return conditions
 
+
+def _serving_measurements(rec: dict, num: Numbers, problems: list[Problem], name: str, place: str, model: str,
+                          workload: dict, conditions: dict,
+                          hint: tuple[str, int | None] | None) -> list[Measurement]:
     out: list[Measurement] = []
 
     def add(metric, key, unit, scale=1.0, statistic="mean", stddev_key=None):
@@ -236,7 +227,7 @@ def _serving(rec: dict, item: Record, name: str) -> Iterator[Item]:
         if value is None:
             return
         if value == 0:
-            problems.append(Problem(name, f"{item.place}, key {key}", "0 means not measured here; not stored",
+            problems.append(Problem(name, f"{place}, key {key}", "0 means not measured here; not stored",
                                     "info"))
             return
         sd = num.value(rec[stddev_key], stddev_key, positive=True) if stddev_key and rec.get(stddev_key) is not None \
@@ -257,6 +248,35 @@ def _serving(rec: dict, item: Record, name: str) -> Iterator[Item]:
             continue
         stat, what = m.groups()
         add(LATENCIES[what], key, "s", 1e-3, stat, f"std_{what}_ms" if stat == "mean" else None)
+    return out
+
+
+def _serving(rec: dict, item: Record, name: str) -> Iterator[Item]:
+    problems: list[Problem] = []
+    num = Numbers(name, item.place, problems)
+    model = clean_text(rec.get("model_id") or rec.get("model") or "", 160)
+    completed = parse_int(rec.get("completed"))
+    failed = parse_int(rec.get("failed")) or 0
+    prompts = parse_int(rec.get("num_prompts"))
+    throughput = parse_number(rec.get("request_throughput"))
+    has_latency = any(_STAT_RE.match(k) and parse_number(rec[k]) for k in rec)
+    if completed == 0 or (completed is None and not throughput and not has_latency):
+        total = failed or prompts or 0
+        yield Problem(name, item.place, f"every request failed ({completed or 0} completed, {total} failed): the run "
+                      "measured nothing, so nothing is stored (a zero here is not a speed)", "warning")
+        return
+    if failed:
+        problems.append(Problem(name, item.place, f"{failed} of {failed + (completed or 0)} requests failed: the "
+                                "figures cover the completed ones", "warning"))
+    rate, unlimited = _serving_rate(rec, problems, name, item.place)
+    workload = _serving_workload(rec, num, model, completed)
+    conditions = _serving_conditions(rec, rate, unlimited, failed)
+    hint = hardware_hint(metadata_of(rec))
+    if any(k in rec for k in ("ttfts", "itls", "generated_texts")):
+        n = len(rec.get("ttfts") or []) if isinstance(rec.get("ttfts"), list) else 0
+        problems.append(Problem(name, item.place, f"per-request details ({n} requests: times, generated texts) are "
+                                "not stored", "info"))
+    out = _serving_measurements(rec, num, problems, name, item.place, model, workload, conditions, hint)
     if throughput is None and out:
         problems.append(Problem(name, item.place, "the record has latencies but no throughput keys: only the "
                                 "latencies are stored", "info"))
