@@ -134,12 +134,12 @@ class PropertiesPanel(QStackedWidget):
         empty.setObjectName("hint")
         empty.setAlignment(Qt.AlignmentFlag.AlignTop)
         self.addWidget(empty)
+        self.addWidget(self._node_page())
+        self.addWidget(self._link_page())
+        self._connect_edits()
 
-        node_page = QWidget()
-        form = QFormLayout(node_page)
-        self.node_title = QLabel()
-        self.node_title.setWordWrap(True)
-        self.node_title.setObjectName("sectionTitle")
+    def _node_fields(self) -> None:
+        """The node page's editors, each with its range and what a blank means."""
         self.label = QLineEdit()
         self.label.setObjectName("nodeLabel")
         self.count = QSpinBox()
@@ -167,6 +167,14 @@ class PropertiesPanel(QStackedWidget):
         self.overhead.setDecimals(0)
         self.overhead.setSuffix(" W")
         self.overhead.setSpecialValueText("modelled")
+
+    def _node_page(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
+        self.node_title = QLabel()
+        self.node_title.setWordWrap(True)
+        self.node_title.setObjectName("sectionTitle")
+        self._node_fields()
         form.addRow(self.node_title)
         form.addRow("Name", self.label)
         form.addRow("Machines", self.count)
@@ -178,10 +186,11 @@ class PropertiesPanel(QStackedWidget):
         form.addRow("NICs each", self.nic_count)
         form.addRow("Host power", self.overhead)
         form.addRow("BF16 peak", self.peak)
-        self.addWidget(node_page)
+        return page
 
-        link_page = QWidget()
-        lform = QFormLayout(link_page)
+    def _link_page(self) -> QWidget:
+        page = QWidget()
+        form = QFormLayout(page)
         self.link_title = QLabel("Link")
         self.link_title.setObjectName("sectionTitle")
         self.link_kind = QComboBox()
@@ -190,11 +199,12 @@ class PropertiesPanel(QStackedWidget):
         self.link_count.setObjectName("linkCount")
         self.link_count.setRange(1, 64)
         self.link_count.setToolTip("Ports or cables per machine on this link")
-        lform.addRow(self.link_title)
-        lform.addRow("Type", self.link_kind)
-        lform.addRow("Ports per machine", self.link_count)
-        self.addWidget(link_page)
+        form.addRow(self.link_title)
+        form.addRow("Type", self.link_kind)
+        form.addRow("Ports per machine", self.link_count)
+        return page
 
+    def _connect_edits(self) -> None:
         self.label.editingFinished.connect(lambda: self._node({"label": self.label.text().strip()}, False))
         self.count.valueChanged.connect(lambda v: self._node({"count": v}, True))
         self.per_node.valueChanged.connect(lambda v: self._node({"per_node": v}, True))
@@ -305,49 +315,16 @@ class EstimatesPanel(QFrame):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("estimatesPanel")
-        self.workload = QComboBox()
-        self.workload.setObjectName("canvasWorkload")
-        self.workload.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.workload.setMinimumContentsLength(16)
-        self.rent = QComboBox()
-        self.rent.setObjectName("canvasRent")
-        self.rent.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.rent.setMinimumContentsLength(16)
+        self.workload = self._choice("canvasWorkload")
+        self.rent = self._choice("canvasRent")
         self.workload.activated.connect(lambda _i: self.workload_chosen.emit(self.workload.currentData() or ""))
         self.rent.activated.connect(lambda _i: self.rent_chosen.emit(self.rent.currentData() or ""))
         self.status = QLabel("")
         self.status.setObjectName("hint")
         self.status.setWordWrap(True)
-        # machines drawn with no link to the rest: left out of the estimate, and said so
-        self.unlinked = QLabel("")
-        self.unlinked.setObjectName("unlinkedMachines")
-        self.unlinked.setWordWrap(True)
-        self.unlinked.setStyleSheet(f"color:{theme.hex('caution')}")
-        self.count_unlinked = QCheckBox("Count them, networked by their own NICs")
-        self.count_unlinked.setObjectName("countUnlinked")
-        self.count_unlinked.setToolTip("Machines with no drawn link normally cannot take part in the same job; tick to "
-                                       "count them anyway, joined by the network their NIC setting names")
-        self.count_unlinked.toggled.connect(lambda on: self._loading or self.count_unlinked_changed.emit(on))
-        self._loading = False
-        self.unlinked.setVisible(False)
-        self.count_unlinked.setVisible(False)
+        self._unlinked_widgets()
         self.values: dict[str, QLabel] = {}
-        grid = QGridLayout()
-        grid.setHorizontalSpacing(10)
-        grid.setVerticalSpacing(3)
-        for row, (key, label) in enumerate(self.ROWS):
-            name = QLabel(label)
-            name.setObjectName("hint")
-            value = QLabel("—")
-            value.setObjectName(f"estimate_{key}")
-            value.setWordWrap(True)
-            value.setMinimumWidth(10)
-            value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.MinimumExpanding)
-            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            grid.addWidget(name, row, 0, Qt.AlignmentFlag.AlignTop)
-            grid.addWidget(value, row, 1)
-            self.values[key] = value
-        grid.setColumnStretch(1, 1)
+        grid = self._value_grid()
         title = QLabel("Live estimates")
         title.setObjectName("sectionTitle")
         layout = QVBoxLayout(self)
@@ -366,6 +343,49 @@ class EstimatesPanel(QFrame):
         layout.addLayout(self.chart_holder)
         layout.addWidget(self.status)
         layout.addStretch(1)
+
+    @staticmethod
+    def _choice(name: str) -> QComboBox:
+        combo = QComboBox()
+        combo.setObjectName(name)
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(16)
+        return combo
+
+    def _unlinked_widgets(self) -> None:
+        """Machines drawn with no link to the rest: left out of the estimate, and said so."""
+        self.unlinked = QLabel("")
+        self.unlinked.setObjectName("unlinkedMachines")
+        self.unlinked.setWordWrap(True)
+        self.unlinked.setStyleSheet(f"color:{theme.hex('caution')}")
+        self.count_unlinked = QCheckBox("Count them, networked by their own NICs")
+        self.count_unlinked.setObjectName("countUnlinked")
+        self.count_unlinked.setToolTip("Machines with no drawn link normally cannot take part in the same job; tick to "
+                                       "count them anyway, joined by the network their NIC setting names")
+        self.count_unlinked.toggled.connect(lambda on: self._loading or self.count_unlinked_changed.emit(on))
+        self._loading = False
+        self.unlinked.setVisible(False)
+        self.count_unlinked.setVisible(False)
+
+    def _value_grid(self) -> QGridLayout:
+        """One row per figure: its name and its value (in `self.values`)."""
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(10)
+        grid.setVerticalSpacing(3)
+        for row, (key, label) in enumerate(self.ROWS):
+            name = QLabel(label)
+            name.setObjectName("hint")
+            value = QLabel("—")
+            value.setObjectName(f"estimate_{key}")
+            value.setWordWrap(True)
+            value.setMinimumWidth(10)
+            value.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.MinimumExpanding)
+            value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            grid.addWidget(name, row, 0, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(value, row, 1)
+            self.values[key] = value
+        grid.setColumnStretch(1, 1)
+        return grid
 
     def sizeHint(self) -> QSize:
         return QSize(330, 600)
@@ -404,13 +424,25 @@ class EstimatesPanel(QFrame):
     def show_estimate(self, est, elapsed_ms: float, context: dict | None = None) -> None:
         """`context`: what the estimate rests on that it does not carry itself: the site's PUE and
         each catalogued system's rated maximum power (label, machines, watts)."""
-        context = context or {}
-        v = self.values
         if est is None:
-            for label in v.values():
+            for label in self.values.values():
                 label.setText("—")
             return
-        infer = est.kind == "infer"
+        self._show_fit(est)
+        if est.feasible:
+            self._show_performance(est, context or {})
+        else:
+            reason = str(est.reasons[0]) if est.reasons else "not feasible"
+            for key in ("speed", "time", "link", "power", "energy", "year", "running", "rent", "break_even"):
+                self.values[key].setText("—")
+            self.values["speed"].setText(f"<span style='color:{theme.hex('problem')}'>{reason}</span>")
+        self._show_costs(est)
+        notes = [str(n) for n in est.notes][:2]
+        self.status.setText(f"Updated in {elapsed_ms:,.1f} ms." + ("  " + " ".join(notes) if notes else ""))
+
+    def _show_fit(self, est) -> None:
+        """The accelerators, whether the workload fits their memory, and the parallel plan."""
+        v = self.values
         v["devices"].setText(f"{est.devices:,}  ·  {flops(est.peak_pflops)} dense {est.precision_used.upper()}")
         m = est.memory
         fit = (f"fits: {m.per_device_gb:,.1f} of {m.capacity_gb:,.1f} GB per device" if m.fits else
@@ -421,38 +453,40 @@ class EstimatesPanel(QFrame):
         v["memory"].setText(fit)
         if est.feasible and est.plan:
             text = plan_text(est).replace("\n", "<br>")
-            if not infer:
+            if est.kind != "infer":
                 text += f"<br><span style='color:{theme.hex('muted')}'>" + step_text(est).replace("\n", " · ") + "</span>"
             v["plan"].setText(text)
         else:
             v["plan"].setText("—")
-        if not est.feasible:
-            reason = str(est.reasons[0]) if est.reasons else "not feasible"
-            for key in ("speed", "time", "link", "power", "energy", "year", "running", "rent", "break_even"):
-                v[key].setText("—")
-            v["speed"].setText(f"<span style='color:{theme.hex('problem')}'>{reason}</span>")
+
+    def _show_performance(self, est, context: dict) -> None:
+        """Speed, time, the slowest link, power and energy of a feasible estimate."""
+        v = self.values
+        if est.kind == "infer":
+            v["speed"].setText(f"{est.decode_tokens_per_s_per_user.likely:,.1f} tokens/s per user, "
+                               f"{est.tokens_per_s.likely:,.0f} in all")
+            v["time"].setText(f"first token {duration(est.ttft_s.likely) if est.ttft_s else 'n/a'}")
         else:
-            if infer:
-                v["speed"].setText(f"{est.decode_tokens_per_s_per_user.likely:,.1f} tokens/s per user, "
-                                   f"{est.tokens_per_s.likely:,.0f} in all")
-                v["time"].setText(f"first token {duration(est.ttft_s.likely) if est.ttft_s else 'n/a'}")
-            else:
-                r = est.tokens_per_s
-                v["speed"].setText(f"{si(r.likely, 'tokens/s')}  ({si(r.low)}–{si(r.high)}), MFU {est.mfu.likely:.0%}")
-                v["time"].setText(f"{duration(est.time_s.likely)}  ({duration(est.time_s.low)} – {duration(est.time_s.high)})"
-                                  if est.time_s else "set the workload's tokens")
-            v["link"].setText(slowest_link_text(est))
-            v["power"].setText(power_text(est, context))
-            if est.energy_kwh is not None:
-                v["energy"].setText(f"{energy(est.energy_kwh.likely)} · {co2(est.co2_kg.likely)}"
-                                    + (f" + {co2(est.embodied_kg_per_run.likely)} embodied"
-                                       if est.embodied_kg_per_run is not None else ""))
-            v["year"].setText(f"{energy(est.energy_kwh_per_year)} · {co2(est.co2_kg_per_year)}"
-                              + (f" + {co2(est.embodied_kg_per_year)} embodied" if est.embodied_kg_per_year else "")
-                              if est.energy_kwh_per_year else "—")
+            r = est.tokens_per_s
+            v["speed"].setText(f"{si(r.likely, 'tokens/s')}  ({si(r.low)}–{si(r.high)}), MFU {est.mfu.likely:.0%}")
+            v["time"].setText(f"{duration(est.time_s.likely)}  ({duration(est.time_s.low)} – {duration(est.time_s.high)})"
+                              if est.time_s else "set the workload's tokens")
+        v["link"].setText(slowest_link_text(est))
+        v["power"].setText(power_text(est, context))
+        if est.energy_kwh is not None:
+            v["energy"].setText(f"{energy(est.energy_kwh.likely)} · {co2(est.co2_kg.likely)}"
+                                + (f" + {co2(est.embodied_kg_per_run.likely)} embodied"
+                                   if est.embodied_kg_per_run is not None else ""))
+        v["year"].setText(f"{energy(est.energy_kwh_per_year)} · {co2(est.co2_kg_per_year)}"
+                          + (f" + {co2(est.embodied_kg_per_year)} embodied" if est.embodied_kg_per_year else "")
+                          if est.energy_kwh_per_year else "—")
+
+    def _show_costs(self, est) -> None:
+        """Capex, running cost, renting instead, and when buying breaks even."""
+        v = self.values
         c = est.cost
         v["capex"].setText(usd(c.capex_usd) if c.capex_usd is not None else "no price: add a quote in the catalogue")
-        run = "round" if infer else "run"
+        run = "round" if est.kind == "infer" else "run"
         if est.feasible and c.owned_marginal_usd_per_run is not None:
             v["running"].setText(f"{usd(c.owned_marginal_usd_per_run.likely)} electricity per {run}"
                                  + (f"; {usd(c.owned_usd_per_year)} a year with capex" if c.owned_usd_per_year else ""))
@@ -467,8 +501,6 @@ class EstimatesPanel(QFrame):
             v["break_even"].setText("never: renting costs less per run")
         else:
             v["break_even"].setText("—")
-        notes = [str(n) for n in est.notes][:2]
-        self.status.setText(f"Updated in {elapsed_ms:,.1f} ms." + ("  " + " ".join(notes) if notes else ""))
 
     def show_cost_curve(self, curves: dict) -> None:
         if self.chart is None:
