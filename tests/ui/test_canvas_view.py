@@ -100,9 +100,14 @@ def test_panel_follows_edits_and_undo_walks_back(view, qtbot):
     assert view.estimate.time_s.likely < one_node / 3
     assert "InfiniBand" in view.panel.values["devices"].text() or view.estimate.devices == 32
     assert view.panel.values["time"].text() != "—"
+    # the toolbar's labels stay short; what would be undone is in the tooltip
+    assert view.undo_action.text() == "Undo" and view.undo_action.toolTip().startswith("Undo ")
+    assert len(view.undo_action.toolTip()) > len("Undo ")
     while view.undo_stack.canUndo():
         view.undo_stack.undo()
     assert not view.graph.nodes
+    assert view.undo_action.text() == "Undo" and view.undo_action.toolTip() == "Nothing to undo"
+    assert view.redo_action.text() == "Redo" and view.redo_action.toolTip().startswith("Redo ")
     qtbot.waitUntil(lambda: view.estimate is None, timeout=3000)
 
 

@@ -93,6 +93,17 @@ class ViewLayout:
         self.addAction(action)
         return action
 
+    @staticmethod
+    def _short_label(action, word: str, text: str) -> None:
+        action.setText(word)
+        action.setToolTip(f"{word} {text[:1].lower() + text[1:]}" if text else f"Nothing to {word.lower()}")
+
+    def _undo_text_changed(self, text: str) -> None:
+        self._short_label(self.undo_action, "Undo", text)
+
+    def _redo_text_changed(self, text: str) -> None:
+        self._short_label(self.redo_action, "Redo", text)
+
     def _toolbar(self) -> QToolBar:
         bar = QToolBar()
         bar.setIconSize(QSize(16, 16))
@@ -100,6 +111,10 @@ class ViewLayout:
         act = self._action
         self.undo_action = self.undo_stack.createUndoAction(self, "Undo")
         self.redo_action = self.undo_stack.createRedoAction(self, "Redo")
+        # the toolbar keeps short labels (a long command name would push the other buttons along);
+        # what would be undone or redone is in the tooltip, and in the Edit menu's full text
+        self.undo_stack.undoTextChanged.connect(self._undo_text_changed)  # bound: gone with the view
+        self.undo_stack.redoTextChanged.connect(self._redo_text_changed)
         bar.addAction(self.undo_action)
         bar.addAction(self.redo_action)
         bar.addSeparator()
