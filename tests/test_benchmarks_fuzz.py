@@ -14,21 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpudesk.core.benchmarks import (
-    genai_perf,
-    gpudesk_schema,
-    guidellm,
-    lambda_dl,
-    llama_bench,
-    llama_bench_text,
-    mlperf,
-    nccl_tests,
-    ollama,
-    sglang,
-    trtllm_bench,
-    vllm,
-)
-from gpudesk.core.benchmarks.detect import INTERNAL, parse_any
+from gpudesk.core.benchmarks import gpudesk_schema, llama_bench, sglang, trtllm_bench, vllm
+from gpudesk.core.benchmarks.detect import IMPORTERS, INTERNAL, parse_any
 from gpudesk.core.benchmarks.reader import Source, iter_json
 from gpudesk.core.benchmarks.store import import_files
 from gpudesk.core.benchmarks.types import METRICS
@@ -37,8 +24,8 @@ from .test_benchmarks_importers import ALL_FILES, LLAMA_4080, LLAMA_M5, TRTLLM, 
 
 SETTINGS = settings(max_examples=int(__import__("os").environ.get("FUZZ_EXAMPLES", "150")), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-MODULES = [llama_bench, vllm, sglang, trtllm_bench, mlperf, nccl_tests, gpudesk_schema, llama_bench_text.MARKDOWN,
-           llama_bench_text.CSV, trtllm_bench.TEXT, guidellm, genai_perf, ollama, lambda_dl]
+# every reader detection can pick, each once: a new format is fuzzed as soon as it is registered
+MODULES = list({id(reader): reader for reader, _words in IMPORTERS.values()}.values())
 REAL_TEXTS = [(p.name, p.read_text(encoding="utf-8")) for p in ALL_FILES]
 
 json_values = st.recursive(
