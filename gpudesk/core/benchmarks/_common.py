@@ -31,6 +31,17 @@ def open_or_problem(source, source_name: str | None, max_bytes: int | None = Non
         return None, exc.problem
 
 
+def repeats(out, said: set[str]) -> bool:
+    """Whether `out` is a question or a note already said for this file (the same setup asks its
+    question once, not once per record); remembers it otherwise."""
+    if not isinstance(out, Problem) or out.severity not in ("question", "info"):
+        return False
+    if out.message in said:
+        return True
+    said.add(out.message)
+    return False
+
+
 def run_json(source, source_name: str | None, fmt: str, what: str, is_record: Callable[[dict], bool],
              convert: Converter, max_record_chars: int | None = None) -> Iterator[Item]:
     """Convert every record of a JSON/JSONL file that `is_record` accepts; problems for the rest.
@@ -69,11 +80,7 @@ def run_json(source, source_name: str | None, fmt: str, what: str, is_record: Ca
                         out.source_file = name
                         out.record_index = item.index
                         yield finish(out)
-                    elif isinstance(out, Problem) and out.severity in ("question", "info"):
-                        if out.message not in said:
-                            said.add(out.message)
-                            yield out
-                    else:
+                    elif not repeats(out, said):
                         yield out
             except (TypeError, ValueError, KeyError, AttributeError, OverflowError, ZeroDivisionError) as exc:
                 yield Problem(name, item.place, f"the record could not be read ({type(exc).__name__}: {exc}); "

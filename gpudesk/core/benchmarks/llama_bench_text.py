@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterator
 
 from gpudesk.core.benchmarks import llama_bench
-from gpudesk.core.benchmarks._common import Item, open_or_problem
+from gpudesk.core.benchmarks._common import Item, open_or_problem, repeats
 from gpudesk.core.benchmarks.reader import Record, iter_lines
 from gpudesk.core.benchmarks.types import (
     Measurement,
@@ -188,11 +188,7 @@ def _row_items(rec: dict, item: Record, extra: dict, name: str, cache: dict, sai
                 out.hardware_key = f"sig:llama-bench-md:{rec.get('backends', '')}:{name}"
             out.content_hash = ""  # recomputed over everything stored, the extra columns included
             yield finish(out)
-        elif isinstance(out, Problem) and out.severity in ("question", "info"):
-            if out.message not in said:
-                said.add(out.message)
-                yield out
-        else:
+        elif not repeats(out, said):
             yield out
 
 
@@ -293,11 +289,7 @@ def iter_parse_csv(source, source_name: str | None = None, **_ignored) -> Iterat
                         out.conditions["output"] = "csv"
                         out.content_hash = ""
                         yield finish(out)
-                    elif isinstance(out, Problem) and out.severity in ("question", "info"):
-                        if out.message not in said:
-                            said.add(out.message)
-                            yield out
-                    else:
+                    elif not repeats(out, said):
                         yield out
         except csv.Error as exc:
             yield Problem(name, f"line {reader.line_num}", f"the CSV cannot be read further ({exc})", "warning")
