@@ -96,10 +96,11 @@ def readable_rows(path: Path, expected: dict[str, dict]) -> dict[str, dict]:
     return out
 
 
-@pytest.fixture(scope="module")
-def filled_template(tmp_path_factory, catalogue_template):
-    """A database with the bundled catalogue and the user's rows; tests get copies."""
-    folder = tmp_path_factory.mktemp("filled")
+def filled_database(catalogue_template: Path, folder: Path, imports=()) -> Path:
+    """A copy of the bundled catalogue database in `folder` with the user's rows (and `imports`
+    imported), built with GPUDESK_HOME pointing there."""
+    from gpudesk.core.benchmarks.store import import_files
+
     target = folder / "gpudesk.sqlite3"
     shutil.copy(catalogue_template, target)
     old = os.environ.get("GPUDESK_HOME")
@@ -107,6 +108,8 @@ def filled_template(tmp_path_factory, catalogue_template):
     try:
         cat = Catalogue.open(None, DATA)
         make_user_rows(cat)
+        if imports:
+            assert import_files(cat, list(imports)).ok
         cat.close()
     finally:
         if old is None:
@@ -114,6 +117,12 @@ def filled_template(tmp_path_factory, catalogue_template):
         else:
             os.environ["GPUDESK_HOME"] = old
     return target
+
+
+@pytest.fixture(scope="module")
+def filled_template(tmp_path_factory, catalogue_template):
+    """A database with the bundled catalogue and the user's rows; tests get copies."""
+    return filled_database(catalogue_template, tmp_path_factory.mktemp("filled"))
 
 
 @pytest.fixture

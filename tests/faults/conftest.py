@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import DATA
 
 from ._util import BENCH
 
@@ -20,26 +17,9 @@ EARLIER_IMPORTS = (BENCH / "nccl-tests" / "aws-k8s-tester_PR503_p5_mpirun-tag-ou
 @pytest.fixture(scope="session")
 def user_template(tmp_path_factory, catalogue_template) -> Path:
     """The bundled catalogue with a user's entries, quotes, an edited bundled row and an import."""
-    from gpudesk.core.benchmarks.store import import_files
-    from gpudesk.core.catalogue import Catalogue
-    from tests.test_data_safety import make_user_rows
+    from tests.test_data_safety import filled_database
 
-    folder = tmp_path_factory.mktemp("faults-template")
-    target = folder / "gpudesk.sqlite3"
-    shutil.copy(catalogue_template, target)
-    old = os.environ.get("GPUDESK_HOME")
-    os.environ["GPUDESK_HOME"] = str(folder)
-    try:
-        cat = Catalogue.open(None, DATA)
-        make_user_rows(cat)
-        assert import_files(cat, EARLIER_IMPORTS).ok
-        cat.close()
-    finally:
-        if old is None:
-            del os.environ["GPUDESK_HOME"]
-        else:
-            os.environ["GPUDESK_HOME"] = old
-    return target
+    return filled_database(catalogue_template, tmp_path_factory.mktemp("faults-template"), EARLIER_IMPORTS)
 
 
 @pytest.fixture
