@@ -14,3 +14,16 @@ def open_main_window(qtbot):
         win.start()
     assert win.wait_loaded()
     return win
+
+
+def new_cluster_view(qtbot, catalogue):
+    """A cluster canvas view at a desktop size on the given catalogue, never asking to recover an
+    autosave."""
+    from gpudesk.ui.canvas.view import ClusterView
+
+    widget = ClusterView()
+    widget.ask_recover = lambda when: False
+    qtbot.addWidget(widget)
+    widget.resize(1400, 900)
+    widget.set_catalogue(catalogue)
+    return widget

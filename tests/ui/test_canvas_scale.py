@@ -9,7 +9,8 @@ import pytest
 from gpudesk.core.cluster.commands import AddItems
 from gpudesk.core.cluster.convert import make_node
 from gpudesk.core.cluster.model import Link
-from gpudesk.ui.canvas.view import ClusterView
+
+from .conftest import new_cluster_view
 
 MACHINES, LEAVES, SPINES = 96, 6, 3
 
@@ -37,11 +38,7 @@ def fat_tree(graph, catalogue):
 
 @pytest.fixture
 def view(qtbot, catalogue):
-    widget = ClusterView()
-    widget.ask_recover = lambda when: False
-    qtbot.addWidget(widget)
-    widget.resize(1400, 900)
-    widget.set_catalogue(catalogue)
+    widget = new_cluster_view(qtbot, catalogue)
     widget.graph.clear()
     widget.undo_stack.clear()
     yield widget

@@ -14,14 +14,12 @@ from gpudesk.core.cluster.commands import RemoveItems
 from gpudesk.ui.canvas.items import NODE_H, NODE_W, LinkItem, NodeItem
 from gpudesk.ui.canvas.view import ClusterView
 
+from .conftest import new_cluster_view
+
 
 @pytest.fixture
 def view(qtbot, catalogue):
-    widget = ClusterView()
-    widget.ask_recover = lambda when: False
-    qtbot.addWidget(widget)
-    widget.resize(1400, 900)
-    widget.set_catalogue(catalogue)
+    widget = new_cluster_view(qtbot, catalogue)
     widget.show()
     qtbot.waitExposed(widget)
     widget.update_estimate()
