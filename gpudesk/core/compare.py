@@ -989,7 +989,8 @@ def format_comparison(comp: Comparison) -> str:
             if i in row.winners:
                 text = "*" + text
             cells.append(text[:width].ljust(width + 2))
-        suffix = f"  [{row.unit}, {row.direction_text}]" if row.better else (f"  [{row.unit}]" if row.unit else "")
+        facts = ", ".join(x for x in (row.unit, row.direction_text) if x)
+        suffix = f"  [{facts}]" if facts else ""
         if row.remark:
             suffix += f"  ({row.remark})"
         lines.append(row.label.ljust(label_w) + "".join(cells) + suffix)
