@@ -24,6 +24,7 @@ EXIT_NOT_WRITABLE = 7  # the data folder or a file is read-only or not ours to w
 EXIT_DISK_FULL = 8  # no space left on the disk
 EXIT_MISSING = 9  # a file or folder named does not exist
 EXIT_UNEXPECTED = 10  # a fault gpudesk did not expect: the trace is in the log
+EXIT_OFFLINE = 11  # the team catalogue's server cannot be reached
 
 EXIT_CODES = (
     (EXIT_OK, "success"),
@@ -37,6 +38,7 @@ EXIT_CODES = (
     (EXIT_DISK_FULL, "the disk is full"),
     (EXIT_MISSING, "a file or folder does not exist"),
     (EXIT_UNEXPECTED, "an unexpected error; the trace is in the log"),
+    (EXIT_OFFLINE, "the team catalogue's server cannot be reached"),
 )
 
 CATALOGUE_KINDS = ("accelerators", "systems", "models", "cloud", "cloud_prices", "prices", "embodied", "regions", "interconnects", "sources")
@@ -55,6 +57,14 @@ def _catalogue_commands(sub) -> None:
     exp = cat_sub.add_parser("export", help="write the catalogue, your own entries and quotes included, as a bundle")
     exp.add_argument("path", metavar="PATH", help="a .zip file; a folder when PATH does not end in .zip")
     exp.add_argument("--json", action="store_true", help="print JSON")
+    quote = cat_sub.add_parser("quote", help="record a vendor quote for an accelerator or a system")
+    quote.add_argument("item", metavar="ID", help="the accelerator or system quoted")
+    quote.add_argument("usd", metavar="USD", help="the price quoted, in US dollars")
+    quote.add_argument("--date", metavar="YYYY-MM-DD", help="the quote's date (default today)")
+    quote.add_argument("--supplier", default="", help="who quoted it")
+    quote.add_argument("--url", default="", help="a link to the quote")
+    quote.add_argument("--notes", default="")
+    quote.add_argument("--json", action="store_true", help="print JSON")
     upd = cat_sub.add_parser("import", help="check a catalogue bundle, show what it changes, and apply it")
     upd.add_argument("path", metavar="PATH", help="a bundle (.zip), or a bundle folder")
     upd.add_argument("--dry-run", action="store_true", help="check and show the changes; change nothing")
@@ -112,6 +122,21 @@ def _benchmark_commands(sub) -> None:
     mea_exp.add_argument("--accelerator", metavar="ID", help="only the measurements of this catalogue accelerator")
 
 
+def _team_commands(sub) -> None:
+    """gpudesk team check|set-password|copy."""
+    team = sub.add_parser("team", help="a team catalogue on PostgreSQL: test the connection, keep the password, "
+                                       "refresh the local copy",
+                          description="The team catalogue is the settings' database_url (or --database-url), a "
+                                      "PostgreSQL URL without a password; the password comes from the system "
+                                      "keyring or GPUDESK_DB_PASSWORD (settings: password_source).")
+    team_sub = team.add_subparsers(dest="action", metavar="ACTION", required=True)
+    check = team_sub.add_parser("check", help="connect once and say what was found: server, role, catalogue")
+    check.add_argument("--json", action="store_true", help="print JSON")
+    pw = team_sub.add_parser("set-password", help="keep the team catalogue's password in the system keyring")
+    pw.add_argument("--stdin", action="store_true", help="read the password from standard input (scripts)")
+    team_sub.add_parser("copy", help="write the local copy that opens read-only when the server is away")
+
+
 def _database_commands(sub) -> None:
     """gpudesk repair and gpudesk backups."""
     rep = sub.add_parser("repair", help="repair a damaged database: rebuild it keeping your rows, or restore a backup")
@@ -142,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     _scenario_commands(sub)
     _benchmark_commands(sub)
     _database_commands(sub)
+    _team_commands(sub)
     return parser
 
 
@@ -165,6 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "measurements": _measurements,
             "repair": _repair,
             "backups": _backups,
+            "team": _team,
         }[args.command]
         return handler(args)
     except BrokenPipeError:  # `gpudesk catalogue list | head`
@@ -186,7 +213,13 @@ def _describe_failure(exc: Exception) -> tuple[str, int]:
     import sqlite3
 
     from gpudesk.core.catalogue.backup import DamagedDatabaseError, is_damage
+    from gpudesk.core.catalogue.db import SchemaError
+    from gpudesk.core.catalogue.team import ServerUnreachable, TeamError
 
+    if isinstance(exc, ServerUnreachable):
+        return f"{exc}; nothing was changed", EXIT_OFFLINE
+    if isinstance(exc, TeamError | SchemaError):
+        return str(exc), EXIT_FAILED
     if isinstance(exc, DamagedDatabaseError):
         return (f"{exc.path}: the database is damaged ({exc.detail}); run `{APP_NAME} repair` "
                 "to rebuild it keeping your rows, or to restore a backup", EXIT_DAMAGED)
@@ -294,6 +327,8 @@ def _catalogue(args) -> int:
     if args.action == "import":
         return _catalogue_import(args)
     cat = _open(args)
+    if args.action == "quote":
+        return _catalogue_quote(args, cat)
     if args.action == "list":
         kinds = [args.kind] if args.kind else [k for k in CATALOGUE_KINDS]
         if args.json:
@@ -320,8 +355,11 @@ def _catalogue(args) -> int:
         _print_json(data)
         return EXIT_OK
     from gpudesk.core.catalogue.fields import KIND_NOUNS, KINDS
+    from gpudesk.core.catalogue.reading import provenance
 
     print(f"{KIND_NOUNS[kind]} {record['id']}  ({record.get('origin')})")
+    if provenance(record):
+        print(f"  {provenance(record)}")
     width = max(len(f.header()) for f in KINDS[kind])
     for spec in KINDS[kind]:
         value = record.get(spec.name)
@@ -340,6 +378,58 @@ def _catalogue(args) -> int:
         print("  sources:")
         for url in sorted(urls):
             print(f"    {url}")
+    return EXIT_OK
+
+
+def _catalogue_quote(args, cat) -> int:
+    from gpudesk.core.catalogue import EditError
+    from gpudesk.core.catalogue.reading import provenance
+
+    try:
+        record = cat.add_price_quote(args.item, args.usd, when=args.date, supplier=args.supplier, url=args.url,
+                                     notes=args.notes)
+    except EditError as exc:
+        raise CliError(f"quote not recorded: {exc}") from exc
+    if args.json:
+        _print_json(cat.to_json("prices", record))
+    else:
+        print(f"quote {record['id']}: {record['item']} ${record['usd']:,.0f} on {record['date']}; {provenance(record)}")
+    return EXIT_OK
+
+
+def _team(args) -> int:
+    from gpudesk.core.catalogue import team
+    from gpudesk.core.settings import load_settings
+
+    settings = load_settings()
+    url = args.database_url or settings.database_url
+    if not team.is_server_url(url):
+        raise CliError("no team catalogue is set: give --database-url postgresql+psycopg://user@host/database, "
+                       "or set it in Preferences > Team catalogue")
+    if args.action == "set-password":
+        import getpass
+
+        password = sys.stdin.readline().rstrip("\n") if args.stdin else getpass.getpass(
+            f"Password for {team.keyring_account(url)}: ")
+        if not password:
+            raise CliError("no password given; nothing was stored")
+        team.store_password(url, password)
+        print(f"the password for {team.keyring_account(url)} is in the system keyring")
+        return EXIT_OK
+    if args.action == "copy":
+        catalogue = _open(args)
+        path = team.save_local_copy(catalogue.engine, url)
+        print(f"local copy of {team.display_url(url)} written to {path}")
+        return EXIT_OK
+    found = team.probe(url, settings.password_source)
+    if args.json:
+        from dataclasses import asdict
+
+        _print_json({"url": team.display_url(url), **asdict(found)})
+    else:
+        print(f"Team catalogue {team.display_url(url)}")
+        for line in found.lines():
+            print(f"  {line}")
     return EXIT_OK
 
 

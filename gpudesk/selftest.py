@@ -185,6 +185,25 @@ def check_catalogue(t: SelfTest) -> str:
     return f"{count} accelerators, version {cat.version}"
 
 
+@register("team driver")
+def check_team_driver(t: SelfTest) -> str:
+    """The PostgreSQL driver and the keyring library are in the installation (gpudesk[team])."""
+    import psycopg
+    from sqlalchemy import create_engine
+
+    from gpudesk.core.catalogue import team
+
+    engine = create_engine("postgresql+psycopg://user@127.0.0.1:5432/gpudesk")  # nothing connects
+    dialect = engine.dialect.driver
+    engine.dispose()
+    keyring_ok, keyring_name = team.keyring_status()
+    keyring_text = keyring_name if keyring_ok else "no system keyring here (the environment variable works)"
+    if "not installed" in keyring_name:
+        raise CheckFailed(keyring_name)
+    return f"psycopg {psycopg.__version__} ({psycopg.pq.__impl__} libpq {psycopg.pq.version()}), dialect {dialect}; " \
+           f"keyring: {keyring_text}"
+
+
 @register("estimate")
 def check_estimate(t: SelfTest) -> str:
     from gpudesk.core import paths

@@ -228,3 +228,18 @@ def test_charts_with_nothing_to_compare_say_why(catalogue):
     no_price = build_comparison(load_scenario(EXAMPLES / "a100-vs-rtx4090-laptop.json"), catalogue)
     assert no_price.chart_messages["value"].startswith("No configuration has both a cost and a power figure")
     assert "RTX 4090 Laptop GPU has no price" in no_price.chart_messages["value"]
+
+
+def test_a_quote_someone_entered_is_cited_with_who_entered_it_in_the_report(catalogue, tmp_path, qapp):
+    from gpudesk.ui.render.pdf import render_comparison_pdf
+
+    catalogue.user = "Dana Ortiz"
+    catalogue.add_price_quote("dgx-spark", "3700", when="2026-11-20", supplier="Acme Systems")
+    comp = build_comparison(load_scenario(EXAMPLES / "nanochat-8xh100-rented-vs-dgx-spark.json"), catalogue)
+    cited = [s for s in comp.sources if s["title"] == "Quote from Acme Systems"]
+    assert len(cited) == 1 and cited[0]["entered"].startswith("Added by Dana Ortiz on ")
+    assert all(s["entered"] == "" for s in comp.sources if s is not cited[0])  # shipped figures: nobody
+    assert "Quote from Acme Systems" in format_comparison(comp) and "(Added by Dana Ortiz on" in format_comparison(comp)
+    assert comparison_json(comp)["sources"][comp.sources.index(cited[0])]["entered"] == cited[0]["entered"]
+    out = render_comparison_pdf(comp, tmp_path / "report.pdf")
+    assert "Added by Dana Ortiz on" in _norm(_pdf_text(out))

@@ -629,7 +629,7 @@ def _sources(results: list[OptionResult], catalogue) -> list[dict]:
                 for inp in d["input_sources"]:
                     entry = used.setdefault(inp["id"], {"id": inp["id"], "title": inp["title"], "url": inp["url"],
                                                         "publisher": inp["publisher"], "date": inp.get("date", ""),
-                                                        "figures": []})
+                                                        "entered": "", "figures": []})
                     entry["figures"].append(f"{label}, derived ({d['formula'][len('derived: '):]}), input {inp['input']}")
                 continue
             entry = used.setdefault(src["id"], {**src, "figures": []})
@@ -950,7 +950,8 @@ def comparison_json(comp: Comparison) -> dict:
             for row in comp.rows
         ],
         "recommendation": comp.recommendation,
-        "sources": [{k: s.get(k) for k in ("number", "title", "publisher", "url", "date", "figures")} for s in comp.sources],
+        "sources": [{k: s.get(k) for k in ("number", "title", "publisher", "url", "date", "entered", "figures")}
+                    for s in comp.sources],
     }
 
 
@@ -997,5 +998,7 @@ def format_comparison(comp: Comparison) -> str:
     lines += ["", "* marks the winner of a row: only outcomes (time, speed, cost, energy, CO2, purchase, fit, "
               "break-even), and only where its low–high range clears the next configuration's.", "", "Recommendation", comp.recommendation, "", "Sources"]
     for src in comp.sources:
-        lines.append(f"  [{src['number']}] {src['title']} — {src.get('publisher') or ''}, {src.get('date') or 'undated'} {src.get('url') or ''}")
+        entered = f" ({src['entered']})" if src.get("entered") else ""
+        lines.append(f"  [{src['number']}] {src['title']} — {src.get('publisher') or ''}, {src.get('date') or 'undated'} "
+                     f"{src.get('url') or ''}{entered}")
     return "\n".join(lines)

@@ -7,6 +7,7 @@ fields; the file itself is only rewritten when the user saves preferences.
 
 from __future__ import annotations
 
+import getpass
 import json
 import logging
 from dataclasses import asdict, dataclass, field, fields
@@ -19,6 +20,8 @@ log = logging.getLogger(__name__)
 
 SETTINGS_FILE = "settings.json"
 PAGE_SIZES = ("A4", "Letter")
+# where the password of a team catalogue (a PostgreSQL database_url) comes from; never this file
+PASSWORD_SOURCES = ("keyring", "env", "none")
 
 
 class SettingsError(ValueError):
@@ -28,6 +31,7 @@ class SettingsError(ValueError):
 @dataclass
 class Settings:
     database_url: str = ""  # empty: the embedded SQLite database in the data folder
+    password_source: str = "keyring"  # for a server URL: the system keyring, GPUDESK_DB_PASSWORD, or none
     region: str = "us-avg"
     pue: float = 1.2
     electricity_usd_per_kwh: float | None = None  # None: the region's price, else a default
@@ -44,6 +48,11 @@ class Settings:
         out = []
         if not isinstance(self.database_url, str):
             out.append("database_url: must be a text (an SQLAlchemy URL) or empty")
+        elif _url_password(self.database_url):
+            out.append("database_url: holds a password in plain text; remove it from the URL and keep it in the "
+                       "system keyring (Preferences > Team catalogue) or in GPUDESK_DB_PASSWORD")
+        if self.password_source not in PASSWORD_SOURCES:
+            out.append(f"password_source: {self.password_source!r} is not one of {', '.join(PASSWORD_SOURCES)}")
         if not isinstance(self.region, str) or not self.region:
             out.append("region: must name a grid region id, e.g. 'us-avg'")
         if not _is_number(self.pue) or not 1.0 <= float(self.pue) <= 3.0:
@@ -65,6 +74,15 @@ class Settings:
         if not isinstance(self.calibration_enabled, bool):
             out.append("calibration_enabled: must be true or false")
         return out
+
+
+def _url_password(url: str) -> bool:
+    """Whether a database URL carries a password (scheme://user:password@host/...)."""
+    head, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return False
+    credentials = rest.rsplit("@", 1)[0]
+    return ":" in credentials
 
 
 def _is_number(value: object) -> bool:
@@ -114,3 +132,18 @@ def save_settings(settings: Settings, path: Path | None = None) -> None:
     data = asdict(settings)
     data.pop("problems", None)
     atomic_write_text(path or settings_path(), json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+USER_NAME_LENGTH = 120  # the width of the added_by/updated_by/imported_by columns
+
+
+def current_user(settings: Settings | None = None) -> str:
+    """Who is writing: the name recorded with each row a person adds or changes and each file they
+    import. The author in Preferences when set, else the computer's login, else 'unknown'."""
+    name = ((settings or load_settings()).author or "").strip()
+    if not name:
+        try:
+            name = getpass.getuser()
+        except (OSError, KeyError, ImportError):  # no login name (some containers): still a value
+            name = ""
+    return (name or "unknown")[:USER_NAME_LENGTH]

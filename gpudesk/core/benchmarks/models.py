@@ -31,6 +31,7 @@ class BenchImport(Base):
     stored: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     duplicates: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     problems: Mapped[list] = mapped_column(JSON, nullable=False, default=list)
+    imported_by: Mapped[str] = mapped_column(String(120), nullable=False, default="", server_default="")
 
 
 class BenchMeasurement(Base):
@@ -67,6 +68,7 @@ class BenchAnswer(Base):
     accelerator_count: Mapped[int | None] = mapped_column(Integer, nullable=True)
     model: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)  # params, precision, ... answered
     updated_at: Mapped[str] = mapped_column(String(32), nullable=False, default="")
+    updated_by: Mapped[str] = mapped_column(String(120), nullable=False, default="", server_default="")
 
 
 TABLES = (BenchImport.__table__, BenchMeasurement.__table__, BenchAnswer.__table__)

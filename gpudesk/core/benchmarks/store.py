@@ -31,6 +31,7 @@ from gpudesk.core.benchmarks.types import Measurement, Problem, clean_text
 
 BATCH = 2000
 HASH_CHUNK = 900  # content hashes per IN (...) query
+BULK_CACHE_KIB = 32 << 10  # SQLite page cache while a file is stored (see _bulk_cache)
 MAX_PROBLEMS_PER_FILE = 200
 MAX_HARDWARE_PER_FILE = 100  # distinct hardware entries listed in a file's report
 MODEL_FIELDS = ("model", "params", "active_params", "weights_bytes", "precision", "quantisation", "layers",
@@ -64,6 +65,7 @@ class FileReport:
     duplicates: int = 0  # read but already stored (same figure from an earlier file or this one)
     import_id: int | None = None
     previous_import: dict | None = None  # for "already imported": when and what
+    imported_by: str = ""  # who imports it (the catalogue's user), stored with the import
     metrics: Counter = field(default_factory=Counter)
     hardware: Counter = field(default_factory=Counter)  # (text, id, count, confidence, reason, source) -> n
     problems: list[Problem] = field(default_factory=list)
@@ -269,14 +271,14 @@ def _load_answers(conn: Connection) -> dict[str, tuple]:
 
 
 def _remember(conn: Connection, key: str, accelerator_id: str | None, count: int | None,
-              model: dict | None = None) -> None:
+              model: dict | None = None, by: str = "") -> None:
     now = _now()
     row = conn.execute(select(BenchAnswer.key, BenchAnswer.model).where(BenchAnswer.key == key)).first()
     if row is None:
         conn.execute(insert(BenchAnswer).values(key=key, accelerator_id=accelerator_id, accelerator_count=count,
-                                                model=model or {}, updated_at=now))
+                                                model=model or {}, updated_at=now, updated_by=by))
         return
-    values: dict = {"updated_at": now}
+    values: dict = {"updated_at": now, "updated_by": by}
     if accelerator_id is not None:
         values["accelerator_id"] = accelerator_id
         values["accelerator_count"] = count
@@ -447,7 +449,9 @@ def _store_file(catalogue, fr: FileReport, src: Source, file_hash: str, items: I
                 dry_run: bool, seen: set[str] | None) -> None:
     """Store the file's items in one transaction: committed, or rolled back for a dry run, a failure
     or a cancellation (reported in `fr`)."""
+    fr.imported_by = getattr(catalogue, "user", "")
     conn = catalogue.engine.connect()
+    cache_size = _bulk_cache(conn)
     trans = conn.begin()
     try:
         stored_here: set[str] | None = set() if seen is not None else None  # only a dry run needs them
@@ -477,7 +481,39 @@ def _store_file(catalogue, fr: FileReport, src: Source, file_hash: str, items: I
         fr.add_problem(Problem(src.name, "", f"the import failed and was undone ({type(exc).__name__}: "
                                f"{clean_text(str(exc), 300)})", "error"))
     finally:
+        _restore_cache(conn, cache_size)
         conn.close()
+
+
+def _bulk_cache(conn: Connection) -> int | None:
+    """On SQLite, a page cache of BULK_CACHE_KIB for the import's connection: the unique index of
+    content hashes takes its inserts at random places, and once it outgrows the default cache
+    (2 MiB, some 25,000 rows) each insert reads and writes back pages. Returns the setting to
+    restore, or None when nothing was changed."""
+    if conn.dialect.name != "sqlite":
+        return None
+    cursor = conn.connection.cursor()
+    try:
+        before = cursor.execute("PRAGMA cache_size").fetchone()[0]
+        if before < 0 and -before >= BULK_CACHE_KIB:
+            return None
+        cursor.execute(f"PRAGMA cache_size = -{BULK_CACHE_KIB}")
+        return before
+    finally:
+        cursor.close()
+
+
+def _restore_cache(conn: Connection, cache_size: int | None) -> None:
+    if cache_size is None or conn.closed or conn.invalidated:
+        return
+    import sqlite3
+
+    try:
+        cursor = conn.connection.cursor()
+        cursor.execute(f"PRAGMA cache_size = {int(cache_size)}")
+        cursor.close()
+    except sqlite3.Error:  # a connection the failure broke: the pool replaces it, the setting goes with it
+        pass
 
 
 def _report_imported_meanwhile(catalogue, fr: FileReport, src: Source, file_hash: str) -> None:
@@ -527,7 +563,7 @@ def _store_stream(conn: Connection, fr: FileReport, src: Source, file_hash: str,
             return
         if import_id is None:
             import_id = conn.execute(insert(BenchImport).values(
-                file_hash=file_hash, source_file=src.name, format=fmt or "", imported_at=_now(),
+                file_hash=file_hash, source_file=src.name, format=fmt or "", imported_at=_now(), imported_by=fr.imported_by,
                 size_bytes=fr.size_bytes, records=0, stored=0, duplicates=0, problems=[])
                 .returning(BenchImport.id)).scalar_one()
         _insert_batch(conn, fr, import_id, batch, seen, stored_here)
@@ -568,7 +604,7 @@ def _store_stream(conn: Connection, fr: FileReport, src: Source, file_hash: str,
     flush()
     _ask_hardware(fr, src, hardware, hardware_questions, gpu)
     for key, (acc, n) in hardware.new_answers.items():
-        _remember(conn, key, acc, n)
+        _remember(conn, key, acc, n, by=fr.imported_by)
     _finish_import(conn, fr, src, import_id, dry_run, context)
 
 
@@ -785,7 +821,7 @@ def imports(catalogue) -> list[dict]:
     with catalogue.engine.connect() as conn:
         rows = conn.execute(select(BenchImport).order_by(BenchImport.id)).all()
     return [{"id": r.id, "source_file": r.source_file, "format": r.format, "imported_at": r.imported_at,
-             "size_bytes": r.size_bytes, "read": r.records, "stored": r.stored, "duplicates": r.duplicates,
+             "imported_by": r.imported_by, "size_bytes": r.size_bytes, "read": r.records, "stored": r.stored, "duplicates": r.duplicates,
              "problems": list(r.problems or [])} for r in rows]
 
 
@@ -830,7 +866,7 @@ def answers(catalogue) -> list[dict]:
     with catalogue.engine.connect() as conn:
         rows = conn.execute(select(BenchAnswer).order_by(BenchAnswer.key)).all()
     return [{"key": r.key, "accelerator_id": r.accelerator_id, "count": r.accelerator_count,
-             "model": dict(r.model or {}), "updated_at": r.updated_at} for r in rows]
+             "model": dict(r.model or {}), "updated_at": r.updated_at, "updated_by": r.updated_by} for r in rows]
 
 
 def remembered_answer(catalogue, key: str) -> dict | None:
@@ -851,7 +887,7 @@ def answer_hardware(catalogue, key: str, accelerator_id: str, count: int | None 
         raise ValueError("the count must be at least 1")
     table = BenchMeasurement.__table__
     with catalogue.engine.begin() as conn:
-        _remember(conn, key, accelerator_id, count)
+        _remember(conn, key, accelerator_id, count, by=getattr(catalogue, "user", ""))
         query = update(table).where(table.c.hardware_key == key, table.c.cpu_only.is_(False))
         if not overwrite_exact:
             query = query.where((table.c.match_confidence != "exact") | table.c.accelerator_id.is_(None))
@@ -882,7 +918,7 @@ def answer_model(catalogue, key: str, **fields) -> int:
             where = table.c.import_id == int(key.split(":", 1)[1])
         else:
             where = table.c.hardware_key == key
-            _remember(conn, key, None, None, values)
+            _remember(conn, key, None, None, values, by=getattr(catalogue, "user", ""))
         rows = conn.execute(select(table.c.id, table.c.workload).where(where)).all()
         for row_id, workload in rows:
             conn.execute(update(table).where(table.c.id == row_id).values(workload=_merge_model(workload, values)))

@@ -14,14 +14,25 @@ if TYPE_CHECKING:
 
 
 def open_catalogue(url: str | None = None, data_dir=None) -> Catalogue:
-    """Open the catalogue named by `url`, else the settings' database URL, else the embedded SQLite."""
+    """Open the catalogue named by `url`, else the settings' database URL, else the embedded SQLite.
+    A server's password comes from where the settings say (see team.py); a server that cannot be
+    reached raises team.ServerUnreachable, which says why in words."""
     from gpudesk.core.catalogue.service import Catalogue
+    from gpudesk.core.settings import load_settings
 
+    settings = load_settings()
     if url is None:
-        from gpudesk.core.settings import load_settings
+        url = settings.database_url or None
+    if url is None or str(url).startswith("sqlite"):
+        return Catalogue.open(url, data_dir)
+    from sqlalchemy.exc import InterfaceError, OperationalError
 
-        url = load_settings().database_url or None
-    return Catalogue.open(url, data_dir)
+    from gpudesk.core.catalogue import team
+
+    try:
+        return Catalogue.open(team.connect_url(url, settings.password_source), data_dir)
+    except (OperationalError, InterfaceError) as exc:
+        raise team.ServerUnreachable(url, team.describe_error(exc)) from exc
 
 
 def __getattr__(name: str):

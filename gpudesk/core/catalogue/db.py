@@ -17,7 +17,7 @@ from gpudesk.core.catalogue import backup
 log = logging.getLogger(__name__)
 
 # The newest migration in migrations/versions; tests check that it is Alembic's head.
-HEAD_REVISION = "0003_models_and_catalogue"
+HEAD_REVISION = "0004_team_audit"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 
@@ -25,10 +25,29 @@ def default_url() -> str:
     return f"sqlite:///{paths.database_path()}"
 
 
-def make_engine(url: str | None = None) -> Engine:
+# PostgreSQL: one advisory lock serialises schema migrations and catalogue loads between all the
+# programs sharing a server ("gpud" in ASCII); a program waits this long for another's upgrade
+UPGRADE_LOCK_KEY = 0x67707564
+UPGRADE_WAIT_S = 120
+CONNECT_TIMEOUT_S = 8  # a server that does not answer is reported, not waited for
+
+
+class SchemaError(RuntimeError):
+    """The database's schema cannot be used by this gpudesk; the message says why and what to do."""
+
+
+def make_engine(url=None) -> Engine:
+    """An engine for `url` (text or sqlalchemy URL; default the embedded SQLite file)."""
     url = url or default_url()
-    is_sqlite = url.startswith("sqlite")
-    kwargs = {"connect_args": {"timeout": backup.lock_timeout_s()}} if is_sqlite else {}
+    is_sqlite = str(url).startswith("sqlite")
+    if is_sqlite:
+        kwargs = {"connect_args": {"timeout": backup.lock_timeout_s()}}
+    elif str(url).startswith("postgresql"):
+        # pre-ping: a connection the server dropped (restart, network) is replaced, not failed on
+        kwargs = {"connect_args": {"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "gpudesk"},
+                  "pool_pre_ping": True}
+    else:
+        kwargs = {}
     engine = create_engine(url, **kwargs)
     if is_sqlite:
 
@@ -66,19 +85,47 @@ def current_revision(engine: Engine) -> str | None:
 
 
 def migrate(engine: Engine, revision: str = "head") -> None:
-    """Bring the schema to `revision` (default: the newest)."""
-    if revision == "head" and current_revision(engine) == HEAD_REVISION:
+    """Bring the schema to `revision` (default: the newest), once, whoever else is starting: the
+    whole migration is one transaction under the upgrade lock, and a program that waited for it
+    finds the schema done (Alembic reads the revision again inside the lock)."""
+    found = current_revision(engine)
+    if revision == "head" and found == HEAD_REVISION:
         return
     from alembic import command
     from alembic.config import Config
+    from alembic.script import ScriptDirectory
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    if found is not None and found not in {s.revision for s in ScriptDirectory.from_config(config).walk_revisions()}:
+        raise SchemaError(f"The database was set up by a newer gpudesk (schema '{found}'; this one knows up to "
+                          f"'{HEAD_REVISION}'). Install the newer gpudesk to use it; nothing was changed.")
     with engine.begin() as connection:
         if connection.dialect.name == "sqlite":
             # the write lock first: a second program creating or migrating the same file waits here
             # and then finds the schema done; and a kill mid-way leaves the old schema whole
             connection.exec_driver_sql("BEGIN IMMEDIATE")
+        hold_upgrade_lock(connection)
         config.attributes["connection"] = connection
         log.info("migrating the catalogue database to %s", revision)
         command.upgrade(config, revision)
+
+
+def hold_upgrade_lock(connection) -> None:
+    """On PostgreSQL, take the upgrade lock for the rest of `connection`'s transaction, waiting up to
+    UPGRADE_WAIT_S for another program's migration or catalogue load; SchemaError when it takes
+    longer. SQLite needs none: its write lock serialises writers (see migrate)."""
+    if connection.dialect.name != "postgresql":
+        return
+    from sqlalchemy.exc import OperationalError
+
+    connection.exec_driver_sql(f"SET LOCAL lock_timeout = '{int(UPGRADE_WAIT_S * 1000)}ms'")
+    try:
+        got = connection.execute(text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": UPGRADE_LOCK_KEY}).scalar()
+        if not got:
+            log.info("another program is upgrading the shared catalogue; waiting up to %d s", UPGRADE_WAIT_S)
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": UPGRADE_LOCK_KEY})
+    except OperationalError as exc:
+        raise SchemaError(f"Another gpudesk has been upgrading the shared catalogue for over {UPGRADE_WAIT_S} s; "
+                          f"try again in a few minutes. Nothing was changed.") from exc
+    connection.exec_driver_sql("SET LOCAL lock_timeout = 0")

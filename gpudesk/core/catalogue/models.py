@@ -50,6 +50,12 @@ def _make_model(kind: str):
         "catalogue_kind": kind,
         "origin": mapped_column(String(16), default=ORIGIN_BUNDLED, nullable=False),
         "updated_at": mapped_column(String(32), default="", nullable=False),
+        # who added and changed the row (settings' name or the computer's login; "" for the shipped
+        # catalogue), and a version each write raises: an edit based on an older version is refused
+        "added_by": mapped_column(String(120), default="", server_default="", nullable=False),
+        "added_at": mapped_column(String(32), default="", server_default="", nullable=False),
+        "updated_by": mapped_column(String(120), default="", server_default="", nullable=False),
+        "version": mapped_column(Integer, default=1, server_default="1", nullable=False),
     }
     for spec in KINDS[kind]:
         attrs[spec.name] = _column(spec)
@@ -57,6 +63,7 @@ def _make_model(kind: str):
         attrs["field_sources"] = mapped_column(JSON, default=dict, nullable=False)
     if kind in DERIVED_KINDS:
         attrs["derived"] = mapped_column(JSON, default=dict, nullable=False)
+    attrs["__mapper_args__"] = {"version_id_col": attrs["version"]}  # UPDATE ... WHERE version = :read
     name = "".join(part.capitalize() for part in TABLE_NAMES[kind].split("_"))
     return type(name, (Base,), attrs)
 

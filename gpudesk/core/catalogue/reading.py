@@ -37,12 +37,69 @@ TABLE_NAMES = {
 }
 
 
+# who added and changed a row, and its version (see migrations 0004_team_audit)
+AUDIT_COLUMNS = ("added_by", "added_at", "updated_by", "version")
+AUDIT_DEFAULTS = {"added_by": "", "added_at": "", "updated_by": "", "version": 1}
+
+
 class EditError(ValueError):
     """A user edit that was refused; `problems` maps each bad field ('' for the record) to a message."""
 
     def __init__(self, problems: dict[str, str]):
         self.problems = problems
         super().__init__("; ".join(f"{k}: {v}" if k else v for k, v in problems.items()))
+
+
+def provenance(record: dict) -> str:
+    """Who added and changed a row and when, in words ("" for the shipped catalogue's own rows)."""
+    added_by, changed_by = record.get("added_by") or "", record.get("updated_by") or ""
+    parts = []
+    if added_by:
+        parts.append(f"added by {added_by} on {_when(record.get('added_at'))}")
+    if changed_by and (changed_by != added_by or (record.get("version") or 1) > 1):
+        parts.append(f"changed by {changed_by} on {_when(record.get('updated_at'))}")
+    if not parts:
+        return ""
+    text = "; ".join(parts)
+    return text[0].upper() + text[1:] + (f" (version {record['version']})" if (record.get("version") or 1) > 1 else "")
+
+
+def _when(stamp: str | None) -> str:
+    """An ISO time stamp as 'YYYY-MM-DD HH:MM UTC'."""
+    if not stamp:
+        return "an unknown date"
+    return stamp[:16].replace("T", " ") + (" UTC" if len(stamp) > 10 else "")
+
+
+class ConflictError(EditError):
+    """Someone else saved the record after this edit began: nothing was written. `theirs` is the
+    record as it is stored now, `yours` the values of the refused edit, `fields` the fields where
+    the two differ, so that a view can show both and let the person choose."""
+
+    def __init__(self, kind: str, theirs: dict, yours: dict, read_version: int):
+        self.kind = kind
+        self.theirs = theirs
+        self.yours = yours
+        self.read_version = read_version
+        self.fields = sorted(name for name, value in yours.items()
+                             if name in theirs and _differs(value, theirs[name]))
+        who = theirs.get("updated_by") or "someone else"
+        when = (theirs.get("updated_at") or "")[:16].replace("T", " ")
+        super().__init__({"": f"{who} saved '{theirs.get('id')}' at {when or 'an unknown time'} UTC after you "
+                              f"opened it (version {theirs.get('version')}, yours was {read_version}); nothing "
+                              f"was saved. Their values and yours are shown: save again to keep yours."})
+
+
+def _differs(yours: object, theirs: object) -> bool:
+    """Whether an edited value (often text from a form) differs from a stored one."""
+    if yours is None or yours == "":
+        return theirs not in (None, "")
+    if isinstance(theirs, (int, float)) and not isinstance(theirs, bool):
+        try:
+            return float(str(yours)) != float(theirs)
+        except ValueError:
+            return True
+    return str(yours) != str(theirs if theirs is not None else "")
 
 
 class CatalogueReader:
@@ -124,6 +181,8 @@ class CatalogueReader:
             "url": src.get("url") or "",
             "kind": src.get("kind") or "",
             "date": str(when or src.get("published") or record.get("date") or src.get("accessed") or ""),
+            # a figure someone entered (a quote, an own entry, an edit): who and when, for the report
+            "entered": provenance(record) if record.get("origin", ORIGIN_BUNDLED) != ORIGIN_BUNDLED else "",
         }
 
     def _derived_source(self, record: dict, info: dict) -> dict:
@@ -148,6 +207,8 @@ class CatalogueReader:
         for spec in KINDS[kind]:
             out[spec.name] = record.get(spec.name)
         out["origin"] = record.get("origin", ORIGIN_BUNDLED)
+        out["record"] = {name: record.get(name, AUDIT_DEFAULTS.get(name, ""))
+                         for name in ("added_by", "added_at", "updated_by", "updated_at", "version")}
         if kind != "sources":
             out["sources"] = {
                 spec.name: self.figure_source(kind, record, spec.name)
@@ -284,6 +345,8 @@ def read_snapshot(path: Path) -> Snapshot | None:
                 if "derived" in keys:
                     record["derived"] = dict(json.loads(row["derived"]) if row["derived"] else {})
                 record["updated_at"] = row["updated_at"]
+                for column in AUDIT_COLUMNS:  # absent from a database older than the team schema
+                    record[column] = row[column] if column in keys else AUDIT_DEFAULTS[column]
                 out.append(record)
             records[kind] = out
         meta = {r["key"]: r["value"] for r in conn.execute("SELECT key, value FROM catalogue_meta")}

@@ -4,8 +4,10 @@ validated and written in one transaction. The CLI, the UI and the estimators go 
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, date
 from pathlib import Path
@@ -18,18 +20,44 @@ from gpudesk.core.catalogue import backup, db, sync
 from gpudesk.core.catalogue.fields import KIND_NOUNS, KINDS, FieldError, field_map, parse_value
 from gpudesk.core.catalogue.models import MODELS, WorkloadPreset
 from gpudesk.core.catalogue.reading import (
+    AUDIT_COLUMNS,
     ORIGIN_BUNDLED,
     ORIGIN_USER_ADDED,
     ORIGIN_USER_EDITED,
     USER_ORIGINS,
     CatalogueReader,
+    ConflictError,
     EditError,
 )
+from gpudesk.core.settings import current_user
 
 log = logging.getLogger(__name__)
 
 USER_SOURCE_PREFIX = "user-"
 PRESETS_KEY = "_presets"  # beside the kinds in the record cache
+
+
+def _edit(method):
+    """A database fault during an edit (server gone, no permission, disk) becomes an EditError that
+    says nothing was saved and why, which the forms show beside the values the person typed."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        from sqlalchemy.exc import DBAPIError
+
+        try:
+            return method(self, *args, **kwargs)
+        except DBAPIError as exc:
+            if "permission denied" in str(exc.orig).lower():
+                why = "your database role may not change the catalogue (permission denied); ask its administrator"
+            else:
+                from gpudesk.core.catalogue.team import describe_error
+
+                why = f"the database could not be written: {describe_error(exc)}"
+            raise EditError({"": f"Nothing was saved: {why}. Your values are still here; save again when it "
+                                 f"is resolved."}) from exc
+
+    return wrapper
 
 
 @dataclass
@@ -38,12 +66,32 @@ class Catalogue(CatalogueReader):
 
     engine: Engine
     data_dir: Path
+    user: str = field(default_factory=current_user)  # recorded with every row this catalogue writes
     _sessions: sessionmaker = field(init=False, repr=False)
     read_only = False
 
     def __post_init__(self) -> None:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._reader_init()
+
+    def refresh(self) -> None:
+        """Forget what was read, so the next read shows what others wrote meanwhile (shared servers)."""
+        self._cache.clear()
+        self._indexes.clear()
+
+    @contextmanager
+    def _writing(self):
+        """One write transaction; a row changed under it becomes an EditError (rolled back whole)."""
+        from sqlalchemy.orm.exc import StaleDataError
+
+        try:
+            with self._sessions.begin() as session:
+                yield session
+        except StaleDataError as exc:  # the version changed between our read and our write
+            raise EditError({"": "Someone else changed this record while you saved it; nothing was saved. "
+                                 "Reload it and try again."}) from exc
+        finally:
+            self.refresh()
 
     # ---------------------------------------------------------------- opening
     @classmethod
@@ -79,6 +127,7 @@ class Catalogue(CatalogueReader):
         from gpudesk.core.catalogue.exchange import sync_catalogue
 
         with self._sessions() as session:
+            db.hold_upgrade_lock(session.connection())  # one program loads a shared catalogue; others wait
             counts = sync_catalogue(session, self.data_dir, force, before_upgrade=self.backup)
             if counts is None:
                 return None
@@ -114,6 +163,7 @@ class Catalogue(CatalogueReader):
         return copy.deepcopy(self._cache[PRESETS_KEY])
 
     # ---------------------------------------------------------------- editing
+    @_edit
     def add_item(self, kind: str, values: dict, source: dict | None = None) -> dict:
         """Add a user record. `source` is {'title','url','publisher'} of a new source, or None to use
         values['source'] (an existing source id) or a dated 'entered by the user' source."""
@@ -121,74 +171,97 @@ class Catalogue(CatalogueReader):
         if problems:
             raise EditError(problems)
         model = MODELS[kind]
-        with self._sessions.begin() as session:
-            if session.get(model, record["id"]) is not None:
-                raise EditError({"id": f"{KIND_NOUNS[kind]} '{record['id']}' already exists"})
+        with self._writing() as session:
+            existing = session.get(model, record["id"])
+            if existing is not None:
+                by = f" by {existing.added_by}" if existing.added_by else ""
+                raise EditError({"id": f"{KIND_NOUNS[kind]} '{record['id']}' already exists (added{by})"})
             if kind != "sources":
                 src_id = self._resolve_source(session, source, record.get("source"))
                 if "source" in field_map(kind):
                     record["source"] = src_id
                 record["field_sources"] = self._source_columns(kind, record, src_id)
-            session.add(model(**record, origin=ORIGIN_USER_ADDED, updated_at=_now()))
-        self._cache.clear()
+            now = _now()
+            session.add(model(**record, origin=ORIGIN_USER_ADDED, updated_at=now, added_at=now,
+                              added_by=self.user, updated_by=self.user))
         return self.get(kind, record["id"])
 
-    def update_item(self, kind: str, item_id: str, values: dict, source: dict | None = None) -> dict:
-        """Edit a record; a bundled record becomes the user's (kept across catalogue updates)."""
+    @_edit
+    def update_item(self, kind: str, item_id: str, values: dict, source: dict | None = None,
+                    expected_version: int | None = None) -> dict:
+        """Edit a record; a bundled record becomes the user's (kept across catalogue updates).
+
+        `expected_version` is the version the person started from (the record's `version` when the
+        form opened): when someone saved the record since, ConflictError carries both sides and
+        nothing is written. Without it, the edit applies to the record as stored now."""
         model = MODELS[kind]
-        current = self.get(kind, item_id)
-        if current is None:
-            raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' does not exist"})
-        merged = {**current, **values, "id": item_id}
-        record, problems = self._validate(kind, merged, new=False)
-        if problems:
-            raise EditError(problems)
-        changed = [s.name for s in KINDS[kind] if record.get(s.name) != current.get(s.name)]
-        if not changed:
-            return current
-        with self._sessions.begin() as session:
-            row = session.get(model, item_id)
-            if kind != "sources":
-                figures = [n for n in changed if field_map(kind)[n].figure]
-                field_sources = dict(current.get("field_sources") or {})
-                if figures:
-                    src_id = self._resolve_source(session, source, None)
-                    for name in figures:
-                        field_sources[name] = src_id
-                record["field_sources"] = field_sources
-                if "derived" in current:
-                    record["derived"] = {k: v for k, v in (current.get("derived") or {}).items() if k not in figures}
-            for key, value in record.items():
-                setattr(row, key, value)
-            if row.origin == ORIGIN_BUNDLED:
-                row.origin = ORIGIN_USER_EDITED
-            row.updated_at = _now()
-        self._cache.clear()
+        with self._writing() as session:
+            row = session.get(model, item_id, with_for_update=True, populate_existing=True)
+            if row is None:
+                raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' does not exist"})
+            current = _row_dict(kind, row)
+            if expected_version is not None and row.version != expected_version:
+                raise ConflictError(kind, current, {**values, "id": item_id}, expected_version)
+            record, problems = self._validate(kind, {**current, **values, "id": item_id}, new=False)
+            if problems:
+                raise EditError(problems)
+            changed = [s.name for s in KINDS[kind] if record.get(s.name) != current.get(s.name)]
+            if not changed:
+                return current
+            self._apply_edit(session, kind, row, current, record, changed, source)
         return self.get(kind, item_id)
 
-    def delete_item(self, kind: str, item_id: str) -> None:
-        """Delete one of the user's own records; bundled records cannot be deleted."""
-        current = self.get(kind, item_id)
-        if current is None:
-            raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' does not exist"})
-        if current["origin"] not in USER_ORIGINS:
-            raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' is part of the bundled catalogue; only your own entries can be deleted"})
-        if current["origin"] == ORIGIN_USER_EDITED:
-            raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' is a bundled entry you edited; revert it instead"})
-        with self._sessions.begin() as session:
-            session.delete(session.get(MODELS[kind], item_id))
-        self._cache.clear()
+    def _apply_edit(self, session: Session, kind: str, row, current: dict, record: dict, changed: list[str],
+                    source: dict | None) -> None:
+        if kind != "sources":
+            figures = [n for n in changed if field_map(kind)[n].figure]
+            field_sources = dict(current.get("field_sources") or {})
+            if figures:
+                src_id = self._resolve_source(session, source, None)
+                for name in figures:
+                    field_sources[name] = src_id
+            record["field_sources"] = field_sources
+            if "derived" in current:
+                record["derived"] = {k: v for k, v in (current.get("derived") or {}).items() if k not in figures}
+        for key, value in record.items():
+            setattr(row, key, value)
+        if row.origin == ORIGIN_BUNDLED:
+            row.origin = ORIGIN_USER_EDITED
+        row.updated_at = _now()
+        row.updated_by = self.user
 
+    @_edit
+    def delete_item(self, kind: str, item_id: str, expected_version: int | None = None) -> None:
+        """Delete one of the user's own records; bundled records cannot be deleted. With
+        `expected_version`, a record someone changed since is not deleted (ConflictError)."""
+        with self._writing() as session:
+            row = session.get(MODELS[kind], item_id, with_for_update=True, populate_existing=True)
+            if row is None:
+                raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' does not exist"})
+            if row.origin not in USER_ORIGINS:
+                raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' is part of the bundled catalogue; only your own entries can be deleted"})
+            if row.origin == ORIGIN_USER_EDITED:
+                raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' is a bundled entry you edited; revert it instead"})
+            if expected_version is not None and row.version != expected_version:
+                current = _row_dict(kind, row)
+                raise ConflictError(kind, current, {"id": item_id}, expected_version)
+            session.delete(row)
+
+    @_edit
     def revert_item(self, kind: str, item_id: str) -> dict | None:
         """Drop the user's edits of a bundled record: the next sync restores the shipped figures."""
+        self.refresh()
         current = self.get(kind, item_id)
         if current is None or current["origin"] != ORIGIN_USER_EDITED:
             raise EditError({"": f"{KIND_NOUNS[kind]} '{item_id}' has no edits to revert"})
-        with self._sessions.begin() as session:
-            session.get(MODELS[kind], item_id).origin = ORIGIN_BUNDLED
+        with self._writing() as session:
+            row = session.get(MODELS[kind], item_id)
+            row.origin = ORIGIN_BUNDLED
+            row.updated_by = self.user
         self.sync_if_needed(force=True)
         return self.get(kind, item_id)
 
+    @_edit
     def add_price_quote(self, item_id: str, usd: object, when: str | None = None, supplier: str = "",
                         url: str = "", notes: str = "") -> dict:
         """Record a vendor quote for an accelerator or system, sourced to the supplier."""
@@ -245,7 +318,7 @@ class Catalogue(CatalogueReader):
             if session.get(model, src_id) is None:
                 session.add(model(id=src_id, title=f"Entered by the user in gpudesk on {today}",
                                   publisher="", url="", kind="other", published=today, accessed=today,
-                                  origin=ORIGIN_USER_ADDED, updated_at=_now()))
+                                  origin=ORIGIN_USER_ADDED, updated_at=_now(), **self._audit()))
             return src_id
         title = source["title"].strip()
         url = (source.get("url") or "").strip()
@@ -255,8 +328,11 @@ class Catalogue(CatalogueReader):
         src_id = _unique_id(USER_SOURCE_PREFIX + _slug(title)[:60], {k: None for k in taken})
         session.add(model(id=src_id, title=title, publisher=(source.get("publisher") or "").strip(), url=url,
                           kind=source.get("kind") or "other", published=today, accessed=today,
-                          origin=ORIGIN_USER_ADDED, updated_at=_now()))
+                          origin=ORIGIN_USER_ADDED, updated_at=_now(), **self._audit()))
         return src_id
+
+    def _audit(self) -> dict:
+        return {"added_by": self.user, "added_at": _now(), "updated_by": self.user}
 
 
 def _row_dict(kind: str, row) -> dict:
@@ -266,6 +342,8 @@ def _row_dict(kind: str, row) -> dict:
     if hasattr(row, "derived"):
         out["derived"] = dict(row.derived or {})
     out["updated_at"] = row.updated_at
+    for column in AUDIT_COLUMNS:
+        out[column] = getattr(row, column)
     return out
 
 

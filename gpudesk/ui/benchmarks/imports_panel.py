@@ -30,6 +30,7 @@ class ImportsPanel(QWidget):
         super().__init__(parent)
         self.imports_model = RowTableModel([
             Column("imported_at", "Imported", fmt=lambda v: (v or "")[:16].replace("T", " ")),
+            Column("imported_by", "By"),
             Column("source_file", "File"),
             Column("tool", "Taken for"),
             Column("read", "Read", numeric=True),
@@ -83,8 +84,10 @@ class ImportsPanel(QWidget):
         problems = "".join(
             f"<li><span style='color:{theme.hex(SEVERITY.get(p.get('severity'), 'ink'))}'>{escape(p.get('severity', ''))}</span>"
             f" {escape(p.get('place') or '')}: {escape(p.get('message') or '')}</li>" for p in imp.get("problems") or [])
+        by = f" by {escape(imp['imported_by'])}" if imp.get("imported_by") else ""
         self.import_detail.setHtml(
             f"<b>{escape(imp['source_file'])}</b> (taken for {escape(tool_words(imp['format']))}), imported "
-            f"{escape((imp['imported_at'] or '')[:16].replace('T', ' '))}: read {imp['read']:,}, stored {imp['stored']:,}, "
-            f"{imp['duplicates']:,} already stored." + (f"<ul>{problems}</ul>" if problems else "<p>No problems.</p>"))
+            f"{escape((imp['imported_at'] or '')[:16].replace('T', ' '))}{by}: read {imp['read']:,}, "
+            f"stored {imp['stored']:,}, {imp['duplicates']:,} already stored."
+            + (f"<ul>{problems}</ul>" if problems else "<p>No problems.</p>"))
 

@@ -6,6 +6,7 @@ from html import escape
 
 from gpudesk.core.catalogue.blanks import NOT_APPLICABLE, NOT_PUBLISHED, why_blank
 from gpudesk.core.catalogue.fields import KIND_NOUNS, KINDS, PRICE_KIND_WORDS
+from gpudesk.core.catalogue.reading import provenance
 from gpudesk.ui import theme
 from gpudesk.ui.models.table import format_value
 
@@ -19,6 +20,10 @@ ORIGIN_TEXT = {
     "bundled": "",
     "user_added": "Your entry",
     "user_edited": "Edited by you (kept when the catalogue updates)",
+}
+TEAM_ORIGIN_TEXT = {  # a row someone else added or edited (a shared team catalogue)
+    "user_added": "Team entry",
+    "user_edited": "Edited by the team (kept when the catalogue updates)",
 }
 
 
@@ -56,8 +61,15 @@ def detail_html(catalogue, kind: str, record: dict | None) -> str:
     if subtitle:
         parts.append(f"<div class='sub'>{escape(subtitle)}</div>")
     origin = ORIGIN_TEXT.get(record.get("origin", "bundled"), "")
+    me, last = getattr(catalogue, "user", None), record.get("updated_by") or record.get("added_by")
+    if me and last and last != me:
+        origin = TEAM_ORIGIN_TEXT.get(record.get("origin", "bundled"), origin)
+    who = provenance(record)
     if origin:
-        parts.append(f"<p><span class='badge'>{escape(origin)}</span></p>")
+        parts.append(f"<p><span class='badge'>{escape(origin)}</span>"
+                     + (f" <span class='pnote'>{escape(who)}</span>" if who else "") + "</p>")
+    elif who:
+        parts.append(f"<p class='pnote'>{escape(who)}</p>")
 
     numbered: dict[str, int] = {}  # source id -> its number in the list below the table
     sources: list[dict] = []

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from gpudesk.core.catalogue import EditError
 from gpudesk.core.catalogue.fields import KIND_NOUNS, KINDS, Field
+from gpudesk.core.catalogue.reading import ConflictError
 from gpudesk.ui.widgets.forms import add_message_and_buttons
 
 
@@ -186,11 +187,29 @@ class EntryDialog(QDialog):
                 self.result_record = self.catalogue.add_item(self.kind, self.values(), source=self.source())
             else:
                 values = {k: v for k, v in self.values().items() if k != "id"}
-                self.result_record = self.catalogue.update_item(self.kind, self.record["id"], values, source=self.source())
+                self.result_record = self.catalogue.update_item(self.kind, self.record["id"], values, source=self.source(),
+                                                                expected_version=self.record.get("version"))
+        except ConflictError as exc:
+            self.show_conflict(exc)
+            return
         except EditError as exc:
             self.show_problems(exc.problems)
             return
         super().accept()
+
+    def show_conflict(self, conflict: ConflictError) -> None:
+        """Someone saved this record meanwhile: show their value beside each of yours that differs;
+        the next Save keeps yours over their version (or Cancel keeps theirs)."""
+        self.record = conflict.theirs
+        who = conflict.theirs.get("updated_by") or "someone else"
+        for name in conflict.fields:
+            if name in self.editors:
+                theirs = conflict.theirs.get(name)
+                if isinstance(theirs, float) and theirs.is_integer():
+                    theirs = int(theirs)
+                self.editors[name].set_error(f"{who} saved: {'(empty)' if theirs in (None, '') else theirs}")
+        self.message.setText(f"{conflict}\nCancel keeps their values.")
+        self.message.show()
 
     def show_problems(self, problems: dict[str, str]) -> None:
         first = None

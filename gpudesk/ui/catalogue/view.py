@@ -36,12 +36,7 @@ class CatalogueView(QWidget):
         title.setObjectName("pageTitle")
         self.subtitle = QLabel("Loading the catalogue…")
         self.subtitle.setObjectName("pageSubtitle")
-        self.tabs = QTabBar()
-        self.tabs.setObjectName("kindTabs")
-        self.tabs.setDrawBase(False)
-        self.tabs.setExpanding(False)
-        for kind in KIND_ORDER:
-            self.tabs.addTab(KIND_LABELS[kind])
+        self.tabs = _kind_tabs()
         self.tabs.currentChanged.connect(lambda i: self.set_kind(KIND_ORDER[i]))
 
         self.filter_bar = FilterBar()
@@ -95,11 +90,8 @@ class CatalogueView(QWidget):
         header.sortIndicatorChanged.connect(lambda col, order: self._sort.__setitem__(self.kind, (col, order)))
         header.customContextMenuRequested.connect(
             lambda pos: self._header.menu(self, pos, self.set_column_visible, self.reset_columns))
-        self.copy_action = QAction("Copy", self)
-        self.copy_action.setShortcut(QKeySequence.StandardKey.Copy)
-        self.copy_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.copy_action.triggered.connect(lambda *_: self.copy_selection())
-        self.table.addAction(self.copy_action)
+        self.copy_action = _action(self.table, "Copy", QKeySequence.StandardKey.Copy, self.copy_selection)
+        self.reload_action = _action(self, "Reload", QKeySequence.StandardKey.Refresh, self.reload)  # others' edits
 
     # --------------------------------------------------------------- public API
     def set_catalogue(self, catalogue) -> None:
@@ -285,7 +277,7 @@ class CatalogueView(QWidget):
         if answer != QMessageBox.StandardButton.Yes:
             return
         try:
-            self.catalogue.delete_item(self.kind, record["id"])
+            self.catalogue.delete_item(self.kind, record["id"], expected_version=record.get("version"))
         except EditError as exc:
             QMessageBox.warning(self, "Not deleted", str(exc))
             return
@@ -312,6 +304,12 @@ class CatalogueView(QWidget):
             self._after_edit(rows[0]["id"] if rows else None,
                              f"Added a quote of ${dialog.result_record['usd']:,.0f} for {dialog.result_record['item']}")
 
+    def reload(self) -> None:
+        """Read the catalogue again from its database (others' quotes and edits on a shared server)."""
+        if hasattr(self.catalogue, "refresh"):
+            self.catalogue.refresh()
+            self._after_edit(None, "Reloaded the catalogue from its database")
+
     def _after_edit(self, select_id: str | None, message: str) -> None:
         self._reload_rows()
         self._setup_filters()
@@ -320,6 +318,26 @@ class CatalogueView(QWidget):
             self.select_id(select_id)
         self._selection_changed()
         self.message.emit(message)
+
+
+def _kind_tabs() -> QTabBar:
+    tabs = QTabBar()
+    tabs.setObjectName("kindTabs")
+    tabs.setDrawBase(False)
+    tabs.setExpanding(False)
+    for kind in KIND_ORDER:
+        tabs.addTab(KIND_LABELS[kind])
+    return tabs
+
+
+def _action(owner, text: str, key, slot) -> QAction:
+    """A keyboard action of `owner` and the widgets inside it."""
+    action = QAction(text, owner)
+    action.setShortcut(key)
+    action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+    action.triggered.connect(lambda *_: slot())
+    owner.addAction(action)
+    return action
 
 
 __all__ = ["CatalogueView", "CatalogueProxy", "FILTERS", "KIND_ORDER"]

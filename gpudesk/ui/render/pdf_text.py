@@ -98,5 +98,6 @@ def _source_html(src: dict) -> str:
     link = f'<a href="{html.escape(url, quote=True)}">{html.escape(url)}</a>' if url else ""
     meta = ", ".join(html.escape(x) for x in (src.get("publisher") or "", src.get("date") or "undated") if x)
     figures = html.escape("; ".join(src.get("figures") or [])[:600])
-    return (f"<b>[{src['number']}]</b> {title} — {meta}.<br/>{link}"
+    entered = f" {html.escape(src['entered'])}." if src.get("entered") else ""
+    return (f"<b>[{src['number']}]</b> {title} — {meta}.{entered}<br/>{link}"
             + (f'<br/><span style="color:{MUTED.name()}">Used for: {figures}</span>' if figures else ""))

@@ -1,4 +1,4 @@
-"""The Preferences dialog: site and finance defaults, report author, database location."""
+"""The Preferences dialog: site and finance defaults, report author, the team catalogue."""
 
 from __future__ import annotations
 
@@ -28,7 +28,10 @@ class PreferencesDialog(QDialog):
 
         layout.addWidget(self._site_group(s, catalogue))
         layout.addWidget(self._report_group(s))
-        layout.addWidget(self._storage_group(s))
+        from gpudesk.ui.widgets.team_settings import TeamCatalogueGroup
+
+        self.team = TeamCatalogueGroup(s)
+        layout.addWidget(self.team)
         self.message = add_message_and_buttons(self, layout)
 
     def _site_group(self, s, catalogue) -> QGroupBox:
@@ -85,20 +88,12 @@ class PreferencesDialog(QDialog):
         self.page_size = QComboBox()
         self.page_size.addItems(list(PAGE_SIZES))
         self.page_size.setCurrentText(s.page_size)
-        rform.addRow("Author", self.author)
+        self.author.setToolTip("On the cover of your reports, and recorded with what you add or change in the "
+                               "catalogue (empty: your login name)")
+        rform.addRow("Your name", self.author)
         rform.addRow("Organisation", self.organisation)
         rform.addRow("Page size", self.page_size)
         return report
-
-
-    def _storage_group(self, s) -> QGroupBox:
-        """Where the database lives."""
-        storage = QGroupBox("Storage")
-        sform = QFormLayout(storage)
-        self.database_url = QLineEdit(s.database_url)
-        self.database_url.setPlaceholderText("empty: the embedded SQLite database (restart to apply)")
-        sform.addRow("Database URL", self.database_url)
-        return storage
 
 
     def accept(self) -> None:
@@ -112,10 +107,12 @@ class PreferencesDialog(QDialog):
         s.author = self.author.text().strip()
         s.organisation = self.organisation.text().strip()
         s.page_size = self.page_size.currentText()
-        s.database_url = self.database_url.text().strip()
+        from gpudesk.core.catalogue.team import TeamError
+
         try:
+            self.team.apply(s)
             save_settings(s)
-        except SettingsError as exc:
+        except (SettingsError, TeamError) as exc:
             self.message.setText(f"Not saved: {exc}")
             self.message.show()
             return
