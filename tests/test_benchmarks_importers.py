@@ -139,6 +139,18 @@ def test_llama_bench_depth_is_a_condition_of_the_workload():
     assert m.workload["test"] == "tg128 @ d4096" and m.workload["depth"] == 4096
 
 
+def test_llama_bench_records_differing_only_in_how_a_value_is_written_keep_their_own_values():
+    """Setups are shared between records with equal values; 0 and false are equal in Python but are
+    not the same text, and each record keeps what its own file says."""
+    rec = json.loads(LLAMA_4080.read_text())[1]
+    as_zero = dict(rec, flash_attn=0, n_threads=8.0)
+    as_false = dict(rec, flash_attn=False, n_threads=8, test_time="2025-04-24T12:00:00Z")
+    r = llama_bench.parse(json.dumps([as_zero, as_false]), "mixed.json")
+    first, second = r.measurements
+    assert first.conditions["flash_attn"] == 0 and first.conditions["flash_attn"] is not False
+    assert second.conditions["flash_attn"] is False
+
+
 @pytest.mark.parametrize("model_type, quant, precision", [
     ("qwen2 7B Q4_K - Medium", "Q4_K_M", "q4"),
     ("llama 7B Q4_0", "Q4_0", "q4"),

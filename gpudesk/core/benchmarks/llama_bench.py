@@ -9,11 +9,13 @@ tests ("pp512+tg128") -> a blended rate kept under its own metric, never as gene
 
 from __future__ import annotations
 
-import hashlib
 import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from hashlib import sha256
+from operator import itemgetter
 
 from gpudesk.core.benchmarks import matching
 from gpudesk.core.benchmarks._common import Item, has_keys, run_json
@@ -132,6 +134,9 @@ def _is_cpu_backend(backends: str) -> bool:
 VARIABLE_KEYS = frozenset(("n_prompt", "n_gen", "n_depth", "test", "test_time", "avg_ns", "stddev_ns", "avg_ts",
                            "stddev_ts", "samples_ns", "samples_ts"))
 _SETUP_CACHE_SIZE = 256
+_FLOAT_MAX = sys.float_info.max
+_EXACT_INT = 2**53  # ints up to this size are floats without loss: parse_int returns them unchanged
+_PLAIN = re.compile(r"[\w:.+\-]+")  # no space, no path separator: a text clean_text leaves as it is
 
 
 @dataclass
@@ -145,21 +150,44 @@ class _Setup:
     digest: str  # hash of the setup, part of every measurement's content hash
 
 
-def _setup(rec: dict, name: str, place: str, cache: dict) -> _Setup:
-    # records of one file list their keys in the same order: no need to sort them for the key
-    cache_key = tuple(kv for kv in rec.items() if kv[0] not in VARIABLE_KEYS)
+def _setup(rec: dict, name: str, item: Record, cache: dict) -> _Setup:
+    """The record's setup, from `cache` when an earlier record of the file had the same one.
+
+    The cache holds two kinds of entries: for each key order of the records (a tuple of key names;
+    the records of one file list their keys in the same order), the getter of its setup fields; and
+    for each setup, keyed by (key order, setup values, their types), what _new_setup made of it. The
+    types are part of the key because True == 1 == 1.0 in Python but not in the stored JSON."""
+    layout = tuple(rec)
+    getter = cache.get(layout)
+    if getter is None:
+        getter = _setup_getter(layout)
+        _cache_put(cache, layout, getter)
+    values = getter(rec)
+    cache_key = (layout, values, tuple(map(type, values)))
     try:
         hit = cache.get(cache_key)
     except TypeError:  # a list or object among the setup fields: no caching
         cache_key, hit = None, None
     if hit is not None:
         return hit
-    setup = _new_setup(rec, name, place)
+    setup = _new_setup(rec, name, item.place)
     if cache_key is not None:
-        if len(cache) >= _SETUP_CACHE_SIZE:
-            cache.clear()
-        cache[cache_key] = setup
+        _cache_put(cache, cache_key, setup)
     return setup
+
+
+def _setup_getter(layout: tuple) -> Callable[[dict], tuple]:
+    """A function returning the values of a record's setup fields (all but VARIABLE_KEYS), as a tuple."""
+    keys = tuple(k for k in layout if k not in VARIABLE_KEYS)
+    if len(keys) >= 2:
+        return itemgetter(*keys)
+    return lambda rec: tuple(rec[k] for k in keys)
+
+
+def _cache_put(cache: dict, key: tuple, value) -> None:
+    if len(cache) >= _SETUP_CACHE_SIZE:
+        cache.clear()
+    cache[key] = value
 
 
 def _new_setup(rec: dict, name: str, place: str) -> _Setup:
@@ -248,17 +276,30 @@ def _setup_hardware(rec: dict, backends: str, cpu_info: str, conditions: dict, p
     return gpu_info, key, match
 
 
+def _positive(rec: dict, key: str, name: str, item: Record, problems: list[Problem]) -> float | None:
+    """Numbers.get(rec, key, positive=True), with a float read without building a Numbers."""
+    raw = rec.get(key)
+    if type(raw) is float and 0.0 <= raw <= _FLOAT_MAX:  # finite and not negative (NaN fails both)
+        return raw
+    if raw is None:
+        return None
+    return Numbers(name, item.place, problems).value(raw, key, positive=True)
+
+
+def _count(raw) -> int | None:
+    """parse_int(raw), 0 for None; an int that a float holds exactly is returned as it is."""
+    if type(raw) is int and -_EXACT_INT <= raw <= _EXACT_INT:
+        return raw
+    return 0 if raw is None else parse_int(raw)
+
+
 def convert(rec: dict, item: Record, name: str, cache: dict | None = None) -> Iterator[Item]:  # size: called once per record of imports of 100,000+ records; one body avoids per-record helper calls
     cache = {} if cache is None else cache
-    setup = _setup(rec, name, item.place, cache)
-    problems: list[Problem] = []
-    if setup.problems:
-        problems.extend(setup.problems)
-        setup.problems = []  # said once per setup, not once per record
-    num = Numbers(name, item.place, problems)
-    n_prompt = parse_int(rec["n_prompt"]) if rec.get("n_prompt") is not None else 0
-    n_gen = parse_int(rec["n_gen"]) if rec.get("n_gen") is not None else 0
-    n_depth = parse_int(rec["n_depth"]) if rec.get("n_depth") is not None else 0
+    setup = _setup(rec, name, item, cache)
+    problems, setup.problems = setup.problems, []  # a setup's problems are said once, not once per record
+    n_prompt = _count(rec.get("n_prompt"))
+    n_gen = _count(rec.get("n_gen"))
+    n_depth = _count(rec.get("n_depth"))
     if n_prompt is None or n_gen is None or n_prompt < 0 or n_gen < 0:
         yield from problems
         yield Problem(name, item.place, "'n_prompt'/'n_gen' are not whole token counts; skipped", "warning")
@@ -271,9 +312,12 @@ def convert(rec: dict, item: Record, name: str, cache: dict | None = None) -> It
         yield Problem(name, item.place, "a test with no prompt and no generated tokens (n_prompt = n_gen = 0); "
                       "skipped", "warning")
         return
-    rate = num.get(rec, "avg_ts", positive=True)
-    samples = rec.get("samples_ts") if isinstance(rec.get("samples_ts"), list) else []
+    rate = _positive(rec, "avg_ts", name, item, problems)
+    samples = rec.get("samples_ts")
+    if not isinstance(samples, list):
+        samples = []
     if rate is None and samples:
+        num = Numbers(name, item.place, problems)
         finite = [v for v in (num.value(s, "samples_ts", positive=True) for s in samples[:10000]) if v is not None]
         if finite:
             rate = sum(finite) / len(finite)
@@ -288,7 +332,7 @@ def convert(rec: dict, item: Record, name: str, cache: dict | None = None) -> It
         yield from problems
         yield Problem(name, item.place, "the speed is 0 tokens/s: the test did not run; skipped", "warning")
         return
-    stddev = num.get(rec, "stddev_ts", positive=True)
+    stddev = _positive(rec, "stddev_ts", name, item, problems)
     if n_prompt > 0 and n_gen == 0:
         metric, test = "prefill_tokens_per_s", f"pp{n_prompt}"
     elif n_prompt == 0:
@@ -302,10 +346,15 @@ def convert(rec: dict, item: Record, name: str, cache: dict | None = None) -> It
         problems.append(Problem(name, item.place, f"'test' says {clean_text(declared, 40)!r} but the token counts say "
                                 f"{test!r}: the token counts were used", "warning"))
     workload = {**setup.workload, "prompt_tokens": n_prompt, "gen_tokens": n_gen, "depth": n_depth, "test": test}
-    conditions = dict(setup.conditions)
-    conditions["repetitions"] = len(samples) if samples else None
-    if isinstance(rec.get("test_time"), str):
-        conditions["test_time"] = clean_text(rec["test_time"], 40)
+    conditions = setup.conditions.copy()
+    repetitions = conditions["repetitions"] = len(samples) if samples else None
+    test_time = rec.get("test_time")
+    if isinstance(test_time, str):
+        # a timestamp such as 2025-04-24T11:58:50Z is what clean_text would make of it: no need to clean it
+        test_time = conditions["test_time"] = test_time if len(test_time) <= 40 and _PLAIN.fullmatch(test_time) \
+            else clean_text(test_time, 40)
+    else:
+        test_time = conditions.get("test_time")
     match = setup.match
     yield from problems
     yield Measurement(
@@ -313,6 +362,6 @@ def convert(rec: dict, item: Record, name: str, cache: dict | None = None) -> It
         accelerator_id=match.accelerator_id, accelerator_count=match.count, match_confidence=match.confidence,
         match_reason=match.reason, hardware_key=setup.key, cpu_only=match.cpu_only, statistic="mean", stddev=stddev,
         workload=workload, conditions=conditions,
-        content_hash=hashlib.sha256(f"{setup.digest}|{metric}|{rate!r}|{stddev!r}|{n_prompt}|{n_gen}|{n_depth}|"
-                                    f"{conditions['repetitions']}|{conditions.get('test_time')}".encode()).hexdigest(),
+        content_hash=sha256(f"{setup.digest}|{metric}|{rate!r}|{stddev!r}|{n_prompt}|{n_gen}|{n_depth}|"
+                            f"{repetitions}|{test_time}".encode()).hexdigest(),
     )
