@@ -37,7 +37,52 @@ def test_events_follow_every_change(graph):
     stack.push(SetNode(a, {"count": 4}))
     stack.undo()
     stack.redo()
-    assert seen == ["node_added", "node_changed", "node_changed", "node_changed"]
+    assert seen == ["items_added", "node_changed", "node_changed", "node_changed"]
+
+
+def test_adding_and_removing_many_items_is_one_event_each(graph):
+    """A pasted fat tree is one `items_added` and its undo one `items_removed`, not an event per item."""
+    seen = []
+    for event in ClusterGraph.EVENTS:
+        graph.subscribe(event, lambda *a, e=event: seen.append((e, *(len(x) for x in a))))
+    stack = UndoStack(graph)
+    nodes = [make_node_for(graph, f"n{i}", "h100-sxm5-80gb") for i in range(5)]
+    links = [Link(f"l{i}", "n0", f"n{i}", "ib-ndr-400") for i in range(1, 5)]
+    stack.push(AddItems(nodes, links))
+    assert seen == [("items_added", 5, 4)] and len(graph.nodes) == 5 and graph.neighbours("n0") == ["n1", "n2", "n3", "n4"]
+    stack.undo()
+    assert seen[-1] == ("items_removed", 5, 4) and not graph.nodes and not graph.links
+    stack.redo()
+    stack.push(RemoveItems(["n0"]))  # its four links go with it
+    assert seen[-1] == ("items_removed", 1, 4) and set(graph.nodes) == {"n1", "n2", "n3", "n4"} and not graph.links
+    stack.undo()
+    assert seen[-1] == ("items_added", 1, 4) and len(graph.links) == 4
+
+
+def test_a_bad_item_in_a_bulk_add_adds_nothing(graph):
+    graph.add_items([make_node_for(graph, "a", "h100-sxm5-80gb")], [])
+    for nodes, links in (([make_node_for(graph, "b", "x"), make_node_for(graph, "a", "x")], []),  # "a" exists
+                         ([make_node_for(graph, "b", "x")], [Link("l1", "b", "zz", "ib-ndr-400")]),  # no node "zz"
+                         ([make_node_for(graph, "b", "x")], [Link("l1", "b", "b", "ib-ndr-400")])):  # to itself
+        with pytest.raises(ValueError):
+            graph.add_items(nodes, links)
+        assert set(graph.nodes) == {"a"} and not graph.links and graph.links_of("a") == []
+    with pytest.raises(ValueError):  # a node whose link stays
+        graph.add_items([make_node_for(graph, "b", "x")], [Link("l1", "a", "b", "ib-ndr-400")])
+        graph.remove_items([], ["b"])
+    assert set(graph.nodes) == {"a", "b"} and set(graph.links) == {"l1"}
+
+
+def test_copies_are_deep_enough_and_equal(graph):
+    node = make_node_for(graph, "a", "h100-sxm5-80gb", overrides={"tdp_w": 700})
+    twin = node.copy(x=40.0)
+    assert twin.x == 40.0 and twin.to_dict() == {**node.to_dict(), "x": 40.0}
+    twin.overrides["tdp_w"] = 1
+    assert node.overrides == {"tdp_w": 700}
+    link = Link("l", "a", "b", "ib-ndr-400", 4)
+    assert link.copy() == link and link.copy() is not link and Link(**link.to_dict()) == link
+    with pytest.raises(TypeError):
+        node.copy(colour="red")
 
 
 def make_node_for(graph, node_id, item, **kw):

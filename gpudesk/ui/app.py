@@ -76,6 +76,10 @@ def run_app(quit_after_startup: bool = False, database_url: str | None = None) -
             and sys.platform.startswith("linux") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     setup_logging()
+    if not database_url:
+        from gpudesk.ui.window.loader import read_snapshot_early
+
+        read_snapshot_early()  # beside the imports and the window's build below
     app = make_application()
     from gpudesk.ui.main_window import MainWindow
 

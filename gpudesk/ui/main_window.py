@@ -27,7 +27,7 @@ from gpudesk.core import paths
 from gpudesk.ui.catalogue.view import CatalogueView
 from gpudesk.ui.state import settings_store
 from gpudesk.ui.window import help as window_help
-from gpudesk.ui.window import recovery
+from gpudesk.ui.window import offline, recovery
 from gpudesk.ui.window.loader import CatalogueLoader
 from gpudesk.ui.window.menus import build_menus
 from gpudesk.ui.window.sidebar import sidebar
@@ -52,6 +52,8 @@ class MainWindow(QMainWindow):
         self.catalogue = None
         self._loader: CatalogueLoader | None = None
         self.recovery_dialog = None  # the RecoveryDialog while it is shown
+        self.offline_dialog = None  # the question shown while the team catalogue is unreachable
+        self.working_locally_instead_of: str | None = None  # the unreachable team catalogue, when so
         self.repair_message = ""  # what the last repair did
         self.undo_group = QUndoGroup(self)
         self.setWindowTitle(APP_DISPLAY_NAME)
@@ -94,11 +96,13 @@ class MainWindow(QMainWindow):
         self._restore_state()
 
     # ------------------------------------------------------------------ start-up
-    def start(self) -> None:
-        """Open the catalogue on a worker thread; views receive it when it is ready."""
+    def start(self, database_url: str | None = None, read_only_copy_of: str | None = None) -> None:
+        """Open the catalogue on a worker thread; views receive it when it is ready. `database_url`
+        and `read_only_copy_of` open another database instead (see window/offline.py)."""
         if self._loader is not None:
             return
-        self._loader = CatalogueLoader(self.database_url, self)
+        self._loader = CatalogueLoader(database_url or self.database_url, self, read_only_copy_of)
+        self._loader.unreachable.connect(lambda error: offline.ask(self, error))
         self._loader.previewed.connect(self._catalogue_previewed)
         self._loader.loaded.connect(self._catalogue_loaded)
         self._loader.failed.connect(self._catalogue_failed)
@@ -124,7 +128,11 @@ class MainWindow(QMainWindow):
     def _catalogue_loaded(self, catalogue) -> None:
         self.catalogue = catalogue
         where = self.database_url or str(paths.database_path())
-        self.catalogue_status.setText(f"Catalogue {catalogue.version}  ·  {where}")
+        if getattr(catalogue, "engine", None) is not None and catalogue.engine.dialect.name != "sqlite":
+            from gpudesk.core.catalogue.team import display_url
+
+            where = f"team catalogue {display_url(catalogue.engine.url)}"
+        self.catalogue_status.setText(offline.status_text(self, catalogue) or f"Catalogue {catalogue.version}  ·  {where}")
         for view in self.pages.values():
             if hasattr(view, "set_catalogue"):
                 view.set_catalogue(catalogue)

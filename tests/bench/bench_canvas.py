@@ -191,12 +191,23 @@ def run(app, view, catalogue, layout: str, machines: int) -> dict:
     steps = iter([(20, 0), (0, 20), (-20, 0), (0, -20)] * 20)
 
     def drag():
+        """As a mouse drag does: move the item, and the view knows the user is moving something."""
         dx, dy = next(steps)
         leaf.setPos(leaf.x() + dx, leaf.y() + dy)
+        canvas._interacting()
 
     rows.append(("dragging a leaf switch at 100%", repaint(drag, True), repaint(drag)))
     canvas.fit()
     rows.append(("dragging a leaf switch, whole cluster in view", repaint(drag, True), repaint(drag)))
+
+    # a click on the canvas: which link is under the pointer (the link layer's hit test)
+    scene = view.scene
+    probes = [scene.link_items[f"lm{k * (machines // 50)}"].line.pointAt(0.37) for k in range(50)]
+    hits, hit_s = 0, []
+    for point in probes:
+        start = time.perf_counter()
+        hits += scene.link_at(point) is not None
+        hit_s.append(time.perf_counter() - start)
 
     gpus = sum(n.count * 8 for n in nodes if n.kind == "system")
     print(f"\n[{machines:,} machines, {layout} layout] {len(view.graph.nodes):,} nodes ({machines:,} machines, "
@@ -214,6 +225,7 @@ def run(app, view, catalogue, layout: str, machines: int) -> dict:
           f"{median_ms(ui_thread):.1f} ms (edit and inputs {median_ms(blocked):.1f}, showing the result "
           f"{median_ms(applied) if applied else 0:.1f}; max {max(ui_thread) * 1000:.1f}), new estimate on the panel "
           f"after {median_ms(arrived):.1f} ms")
+    print(f"hit test of a click on a link, median of {len(hit_s)}: {median_ms(hit_s):.2f} ms ({hits} found a link)")
     print("repaint, median ms of 20                        full quality  while moving")
     for name, full, moving in rows:
         moving_text = "" if moving is None else f"{moving:>12.1f}"

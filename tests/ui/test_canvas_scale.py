@@ -66,7 +66,9 @@ def test_a_fat_tree_added_in_one_step_makes_each_item_once_and_notifies_once(vie
     assert view.scene.sceneRect().contains(view.scene.itemsBoundingRect())
     # one undo step takes all of it away, and redo brings it back
     view.undo_stack.undo()
-    assert not view.scene.node_items and not view.scene.link_items and not view.scene.items()[1:]
+    layers = {view.scene.overview, view.scene.links}
+    assert not view.scene.node_items and not view.scene.link_items and view.scene.links.count == 0
+    assert not [item for item in view.scene.items() if item not in layers]
     view.undo_stack.redo()
     assert len(view.scene.link_items) == 114 and calls["schedule"] == 3
 
@@ -96,8 +98,9 @@ def test_far_out_the_overview_draws_racks_as_boxes_and_bundles_links(view, catal
     canvas._detail_changed()
     overview = view.scene.overview
     assert overview.isVisible()
-    # node and link items stay for hit tests but paint nothing while the overview draws
-    assert all(item.flags() & item.GraphicsItemFlag.ItemHasNoContents for item in view.scene.link_items.values())
+    # node items stay for hit tests but paint nothing while the overview draws, and so does the link layer
+    assert all(item.flags() & item.GraphicsItemFlag.ItemHasNoContents for item in view.scene.node_items.values())
+    assert not view.scene.links.isVisible()
     # close up every node is its own box; the further out, the more share one
     assert overview.drawn_counts(1.0)[0] == len(view.graph.nodes)
     boxes, lines = overview.drawn_counts(0.01)
@@ -115,10 +118,12 @@ def test_far_out_the_overview_draws_racks_as_boxes_and_bundles_links(view, catal
     structure = overview._structure
     item.setPos(item.x() + 4000, item.y())
     assert overview._structure is structure
-    row = structure["row"]["m0"]
-    assert tuple(structure["xy"][row]) == (item.x(), item.y())
+    layer = view.scene.links
+    assert tuple(layer.xy[layer.node_row["m0"]]) == (item.x(), item.y())
+    assert view.scene.link_items["lm0"].line.p1() == item.centre()
     # and back at full detail the items paint again
     canvas.resetTransform()
     canvas._detail_changed()
     assert not overview.isVisible()
     assert not any(item.flags() & item.GraphicsItemFlag.ItemHasNoContents for item in view.scene.node_items.values())
+    assert view.scene.links.isVisible()

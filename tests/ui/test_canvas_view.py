@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 from PySide6.QtTest import QTest
 
 from gpudesk.cli import main
 from gpudesk.core.cluster.commands import RemoveItems
-from gpudesk.ui.canvas.items import NODE_H, NODE_W, LinkItem, NodeItem
+from gpudesk.ui.canvas.items import NODE_H, NODE_W, NodeItem
+from gpudesk.ui.canvas.links import LinkItem
 from gpudesk.ui.canvas.view import ClusterView
 
 from .conftest import new_cluster_view
@@ -300,3 +301,105 @@ def test_a_systems_power_shows_its_it_load_against_its_rating(view):
         assert f"with PUE {pue:g}" in text
     assert "NVIDIA DGX H100 rated 10.2 kW at most" in text
     assert est.power_w.high / pue <= 10200 + 1e-6
+
+
+def _click(view, scene_point: QPointF, modifier=Qt.KeyboardModifier.NoModifier) -> None:
+    QTest.mouseClick(view.canvas.viewport(), Qt.MouseButton.LeftButton, modifier, _viewport_point(view, scene_point))
+
+
+def test_clicking_a_link_selects_it_through_the_link_layer(view, qtbot):
+    """Links are rows of one layer item, not Qt items: a click near a link picks it, the properties
+    panel shows it, Ctrl toggles it, a click on empty canvas or on a node deselects it, and Delete
+    removes it as one undoable step."""
+    view.graph.clear()
+    view.undo_stack.clear()
+    a = view.add_item("system", "dgx-h100", QPointF(0, 0))
+    b = view.add_item("system", "dgx-h100", QPointF(600, 0))
+    c = view.add_item("system", "dgx-h100", QPointF(0, 400))
+    ab = view.connect_nodes(a.id, b.id, "ib-ndr-400", 8)
+    ac = view.connect_nodes(a.id, c.id, "ib-ndr-400", 8)
+    view.canvas.resetTransform()
+    view.canvas.centerOn(QPointF(300, 200))
+    scene = view.scene
+    line = scene.link_items[ab.id].line
+    near_ab = line.pointAt(0.5) + QPointF(0, 3)  # a few pixels off the line still hits it
+    assert scene.link_at(near_ab) is scene.link_items[ab.id]
+    assert scene.link_at(line.pointAt(0.5) + QPointF(0, 40)) is None
+    assert scene.link_at(line.p1()) is None  # a link's end lies under its node: the node wins
+
+    _click(view, near_ab)
+    assert scene.selected_ids() == ([], [ab.id])
+    assert view.properties.link_id == ab.id
+    assert scene.link_items[ab.id].isSelected() and not scene.link_items[ac.id].isSelected()
+    # Ctrl adds the other link, and Ctrl on a selected link takes it away again
+    _click(view, scene.link_items[ac.id].line.pointAt(0.5), Qt.KeyboardModifier.ControlModifier)
+    assert set(scene.selected_ids()[1]) == {ab.id, ac.id} and view.properties.link_id is None
+    _click(view, scene.link_items[ac.id].line.pointAt(0.5), Qt.KeyboardModifier.ControlModifier)
+    assert scene.selected_ids() == ([], [ab.id])
+    # a click on empty canvas deselects; a click on a node selects it alone
+    _click(view, QPointF(300, 300))
+    assert scene.selected_ids() == ([], []) and view.properties.link_id is None
+    _click(view, near_ab)
+    _click(view, scene.node_items[b.id].pos() + QPointF(60, 30))
+    assert scene.selected_ids() == ([b.id], [])
+
+    _click(view, near_ab)
+    view.delete_selection()
+    assert ab.id not in view.graph.links and ab.id not in scene.link_items
+    assert scene.selected_ids() == ([], []) and scene.links.count == 1
+    assert scene.link_at(near_ab) is None
+    view.undo_stack.undo()
+    assert scene.link_at(near_ab) is scene.link_items[ab.id]
+
+
+def test_a_rubber_band_selects_the_links_it_crosses(view, qtbot):
+    view.graph.clear()
+    a = view.add_item("system", "dgx-h100", QPointF(0, 0))
+    b = view.add_item("system", "dgx-h100", QPointF(600, 0))
+    c = view.add_item("system", "dgx-h100", QPointF(0, 400))
+    ab = view.connect_nodes(a.id, b.id, "ib-ndr-400", 8)
+    view.connect_nodes(a.id, c.id, "ib-ndr-400", 8)
+    view.canvas.resetTransform()
+    view.canvas.centerOn(QPointF(300, 200))
+    mid = view.scene.link_items[ab.id].line.pointAt(0.5)
+    vp = view.canvas.viewport()
+    start, end = mid + QPointF(-30, -60), mid + QPointF(30, 60)
+    QTest.mousePress(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, _viewport_point(view, start))
+    QTest.mouseMove(vp, _viewport_point(view, (start + end) / 2))
+    QTest.mouseMove(vp, _viewport_point(view, end))
+    QTest.mouseRelease(vp, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier, _viewport_point(view, end))
+    assert view.scene.selected_ids() == ([], [ab.id])
+    assert view.properties.link_id == ab.id
+
+
+def test_links_are_drawn_in_their_kinds_colours(view):
+    """The layer draws each kind of link in its own colour: a picture of the scene has InfiniBand
+    and Ethernet colours in it, and a selected link is drawn thicker."""
+    from PySide6.QtGui import QColor, QImage, QPainter
+
+    from gpudesk.ui.canvas.items import Ink
+
+    view.graph.clear()
+    a = view.add_item("system", "dgx-h100", QPointF(0, 0))
+    b = view.add_item("switch", "ib-ndr-400", QPointF(0, -600))
+    c = view.add_item("switch", "eth-100g", QPointF(800, 0))
+    ib = view.connect_nodes(a.id, b.id, "ib-ndr-400", 8)
+    view.connect_nodes(a.id, c.id, "eth-100g", 1)
+    assert {r.family for r in view.scene.link_items.values()} == {"infiniband", "ethernet"}
+
+    def picture():
+        image = QImage(900, 800, QImage.Format.Format_ARGB32)
+        image.fill(QColor("white"))
+        painter = QPainter(image)
+        view.scene.render(painter, source=QRectF(-50, -650, 900, 800))
+        painter.end()
+        return image
+
+    def count(image, name):
+        colour = Ink.get(name).rgb()
+        return sum(1 for y in range(0, 800, 2) for x in range(0, 900, 2) if image.pixel(x, y) == colour)
+
+    before = picture()
+    assert count(before, "link_infiniband") > 20 and count(before, "link_ethernet") > 20
+    view.scene.select_ids(link_ids=[ib.id])
+    assert count(picture(), "link_infiniband") > count(before, "link_infiniband")

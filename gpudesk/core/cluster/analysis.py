@@ -195,7 +195,7 @@ class GraphAnalysis:
     changes (a catalogue edited in place is noticed too)."""
 
     EVENTS = ("node_added", "node_removed", "node_changed", "link_added", "link_removed", "link_changed", "reset",
-              "options_changed")
+              "options_changed", "items_added", "items_removed")
 
     def __init__(self, graph: ClusterGraph, catalogue):
         self.graph = graph
@@ -215,7 +215,8 @@ class GraphAnalysis:
         self._handlers = {"node_added": self._node_added, "node_removed": self._node_removed,
                           "node_changed": self._node_changed, "link_added": self._link_added,
                           "link_removed": self._link_removed, "link_changed": self._link_changed,
-                          "reset": self._graph_reset, "options_changed": self._options_changed}
+                          "reset": self._graph_reset, "options_changed": self._options_changed,
+                          "items_added": self._items_added, "items_removed": self._items_removed}
         for event, handler in self._handlers.items():
             graph.subscribe(event, handler)
         self._graph_reset()
@@ -284,6 +285,46 @@ class GraphAnalysis:
         self._order.pop(link.id, None)
         self.components.link_removed(link)
         self._link_touched(link)
+
+    def _items_added(self, nodes: list[Node], links: list[Link]) -> None:
+        """Many items in one step (a paste, a 10,000-machine fat tree): marked in one pass each;
+        past a few hundred links the parts are found again in one walk when next asked."""
+        counter, order = self._counter, self._order
+        for node in nodes:
+            order[node.id] = next(counter)
+        for link in links:
+            order[link.id] = next(counter)
+        components = self.components
+        if len(links) > REBUILD_AFTER_REMOVALS:
+            components.invalidate()
+        else:
+            for node in nodes:
+                components.node_added(node)
+            for link in links:
+                components.link_added(link)
+        self._dirty_nodes.update(node.id for node in nodes)
+        self._dirty_links.update(link.id for link in links)
+        self._dirty_nodes.update(link.source for link in links)
+        self._dirty_nodes.update(link.target for link in links)
+        self._answers.clear()
+
+    def _items_removed(self, nodes: list[Node], links: list[Link]) -> None:
+        # one removed link is followed in place; several are checked against the graph after all
+        # of them went, where searching link by link could split a part twice: walk again instead
+        if len(links) > 1:
+            self.components.invalidate()
+        for link in links:
+            self._order.pop(link.id, None)
+            self.components.link_removed(link)
+        for node in nodes:
+            self._order.pop(node.id, None)
+            self.components.node_removed(node)
+            self._nic_problems.pop(node.id, None)
+        self._dirty_links.update(link.id for link in links)
+        self._dirty_nodes.update(link.source for link in links)
+        self._dirty_nodes.update(link.target for link in links)
+        self._dirty_nodes.update(node.id for node in nodes)
+        self._answers.clear()
 
     def _link_changed(self, link: Link, *_changed) -> None:
         self._link_touched(link)

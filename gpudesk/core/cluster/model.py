@@ -4,15 +4,31 @@ graph, commands change it (Orange's scheme / canvas / document split)."""
 
 from __future__ import annotations
 
+import gc
 import itertools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 
 NODE_KINDS = ("system", "accelerator", "cloud", "switch")
 NODE_FIELDS = ("label", "item", "kind", "count", "per_node", "intra", "nic", "nic_count", "overhead_w", "x", "y",
                "overrides")
 LINK_FIELDS = ("kind", "count")
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection while many objects are made at once. Python runs a collection
+    every few hundred new objects, and each older-generation pass walks every object the process
+    holds: adding a 10,000-machine cluster (some 150,000 new objects beside a Qt application's)
+    spent a third of its time there. Collection resumes as before when the block ends."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @dataclass
@@ -32,10 +48,18 @@ class Node:
     overrides: dict = field(default_factory=dict)
 
     def copy(self, **changes) -> Node:
-        return replace(self, overrides=dict(self.overrides), **changes)
+        # field by field, not dataclasses.replace: replace() reads fields() on every call, which was
+        # a third of a second when copying the 10,480 nodes of a 10,000-machine cluster
+        node = Node(self.id, self.kind, self.item, self.label, self.count, self.per_node, self.intra, self.nic,
+                    self.nic_count, self.overhead_w, self.x, self.y, dict(self.overrides))
+        for key, value in changes.items():
+            if key not in _NODE_NAMES:
+                raise TypeError(f"a node has no field '{key}'")
+            setattr(node, key, dict(value) if key == "overrides" else value)
+        return node
 
     def to_dict(self) -> dict:
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {name: getattr(self, name) for name in _NODE_NAMES}
         return {k: v for k, v in out.items() if v not in (None, {}, "") or k in ("x", "y")}
 
 
@@ -47,15 +71,21 @@ class Link:
     kind: str  # interconnect id
     count: int = 1  # parallel links or ports per machine
 
+    def copy(self) -> Link:
+        return Link(self.id, self.source, self.target, self.kind, self.count)
+
     def to_dict(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {"id": self.id, "source": self.source, "target": self.target, "kind": self.kind, "count": self.count}
+
+
+_NODE_NAMES = tuple(f.name for f in fields(Node))
 
 
 class ClusterGraph:
     """Nodes and links; every change goes through a method that emits an event."""
 
     EVENTS = ("node_added", "node_removed", "node_changed", "link_added", "link_removed", "link_changed", "reset",
-              "options_changed")
+              "options_changed", "items_added", "items_removed")
 
     def __init__(self):
         self.nodes: dict[str, Node] = {}
@@ -87,17 +117,18 @@ class ClusterGraph:
         come one by one, but listeners that subscribed with `subscribe_batch` hear when the edit
         begins and ends, so that they can defer their own work (a scene adding 70,000 items, a
         panel refreshing) to the end."""
-        self._batch_depth += 1
-        if self._batch_depth == 1:
-            for callback in list(self._batch_listeners):
-                callback(True)
-        try:
-            yield
-        finally:
-            self._batch_depth -= 1
-            if self._batch_depth == 0:
+        with paused_gc():
+            self._batch_depth += 1
+            if self._batch_depth == 1:
                 for callback in list(self._batch_listeners):
-                    callback(False)
+                    callback(True)
+            try:
+                yield
+            finally:
+                self._batch_depth -= 1
+                if self._batch_depth == 0:
+                    for callback in list(self._batch_listeners):
+                        callback(False)
 
     @property
     def in_batch(self) -> bool:
@@ -187,6 +218,61 @@ class ClusterGraph:
         if old:
             self._emit("link_changed", link, tuple(old))
         return old
+
+    # -------------------------------------------------------------- many items in one step
+    def add_items(self, nodes: list[Node], links: list[Link]) -> None:
+        """Add nodes and links as one change: all are checked before any is added (a bad one
+        raises ValueError and leaves the graph as it was), and listeners hear one `items_added`
+        (nodes, links) instead of an event per item (a 10,000-machine fat tree is 71,680 items)."""
+        new_nodes: dict[str, Node] = {}
+        for node in nodes:
+            if node.id in self.nodes or node.id in new_nodes:
+                raise ValueError(f"node '{node.id}' already exists")
+            if node.kind not in NODE_KINDS:
+                raise ValueError(f"node kind '{node.kind}' is not one of {', '.join(NODE_KINDS)}")
+            if node.count < 1:
+                raise ValueError(f"node '{node.id}': count must be at least 1")
+            new_nodes[node.id] = node
+        new_links: set[str] = set()
+        for link in links:
+            if link.id in self.links or link.id in new_links:
+                raise ValueError(f"link '{link.id}' already exists")
+            if (link.source not in self.nodes and link.source not in new_nodes) or \
+                    (link.target not in self.nodes and link.target not in new_nodes):
+                raise ValueError("a link joins two nodes of the graph")
+            if link.source == link.target:
+                raise ValueError("a link joins two different nodes")
+            new_links.add(link.id)
+        links_of = self._links_of
+        self.nodes.update(new_nodes)
+        for node_id in new_nodes:
+            links_of.setdefault(node_id, set())
+        graph_links = self.links
+        for link in links:
+            graph_links[link.id] = link
+            links_of[link.source].add(link.id)
+            links_of[link.target].add(link.id)
+        self._emit("items_added", list(nodes), list(links))
+
+    def remove_items(self, link_ids, node_ids) -> tuple[list[Node], list[Link]]:
+        """Remove links, then nodes, as one change (a node's links must be among `link_ids` or gone
+        already); listeners hear one `items_removed` (nodes, links). Returns what was removed."""
+        link_ids, node_ids = list(link_ids), list(node_ids)
+        gone = set(link_ids)
+        for node_id in node_ids:
+            if node_id not in self.nodes:
+                raise KeyError(node_id)
+            if self._links_of.get(node_id, set()) - gone:
+                raise ValueError(f"node '{node_id}' still has links")
+        links = [self.links.pop(link_id) for link_id in link_ids]
+        for link in links:
+            self._links_of[link.source].discard(link.id)
+            self._links_of[link.target].discard(link.id)
+        nodes = [self.nodes.pop(node_id) for node_id in node_ids]
+        for node in nodes:
+            self._links_of.pop(node.id, None)
+        self._emit("items_removed", nodes, links)
+        return nodes, links
 
     def set_count_unlinked(self, value: bool) -> bool:
         """Count machines with no link in the estimate, or not; returns the previous setting."""

@@ -23,8 +23,9 @@ from gpudesk.core.cluster.model import ClusterGraph
 from gpudesk.ui.canvas.editing import CLIPBOARD_MIME, EditActions, GraphCommand  # noqa: F401 - re-exported
 from gpudesk.ui.canvas.estimates import EstimateScheduling, _compute_estimate, _EstimateJob  # noqa: F401 - re-exported
 from gpudesk.ui.canvas.files import AUTOSAVE_NAME, MAX_EXPORT_PX, FileActions  # noqa: F401 - re-exported
-from gpudesk.ui.canvas.items import LOD_DETAIL, LinkItem, NodeItem
+from gpudesk.ui.canvas.items import LOD_DETAIL, NodeItem
 from gpudesk.ui.canvas.layout import ViewLayout
+from gpudesk.ui.canvas.links import LinkItem
 from gpudesk.ui.canvas.panels import MIME, EstimatesPanel, Palette, PropertiesPanel
 from gpudesk.ui.canvas.scene import ClusterScene
 from gpudesk.ui.canvas.selection import SelectionWiring
@@ -52,6 +53,8 @@ class CanvasView(QGraphicsView):
         self.setOptimizationFlags(QGraphicsView.OptimizationFlag.DontSavePainterState)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setAcceptDrops(True)
+        # links are rows of one layer item, not Qt items: the scene selects those the band crosses
+        self.rubberBandChanged.connect(scene.band_changed)
         self._panning = None
         self._space = False
         # Interactive quality: when a full-quality frame is slow (thousands of long antialiased
@@ -134,6 +137,8 @@ class CanvasView(QGraphicsView):
             self.verticalScrollBar().setValue(int(self.verticalScrollBar().value() - delta.y()))
             event.accept()
             return
+        if event.buttons() & Qt.MouseButton.LeftButton:
+            self._interacting()  # dragging nodes redraws their links on every move
         super().mouseMoveEvent(event)
 
     def mouseReleaseEvent(self, event) -> None:
