@@ -15,18 +15,20 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from gpudesk.ui.widgets.combos import ElidingComboBox
+
 
 class SitePanel(QGroupBox):
     edited = Signal()
 
     def __init__(self, parent=None):
         super().__init__("Site and money", parent)
-        self.region = QComboBox()
+        self.region = ElidingComboBox()
         self.region.setObjectName("region")
         self.pue = QDoubleSpinBox()
         self.pue.setRange(1.0, 3.0)
         self.pue.setSingleStep(0.05)
-        self.rent = QComboBox()
+        self.rent = ElidingComboBox()
         self.rent.setObjectName("rent")
         self.utilization = QSpinBox()
         self.utilization.setRange(1, 100)

@@ -8,6 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QGroupBox, QLabel, QSpinBox
 
 from gpudesk.ui.compare.presenter import KIND_LABELS, PRECISION_CHOICES
+from gpudesk.ui.widgets.combos import ElidingComboBox
 
 
 class ExactSpinBox(QDoubleSpinBox):
@@ -35,7 +36,7 @@ class WorkloadPanel(QGroupBox):
 
     def __init__(self, parent=None):
         super().__init__("Workload", parent)
-        self.preset = QComboBox()
+        self.preset = ElidingComboBox()
         self.preset.setObjectName("workloadPreset")
         self.kind = QComboBox()
         self.kind.setObjectName("workloadKind")
