@@ -403,3 +403,39 @@ def test_links_are_drawn_in_their_kinds_colours(view):
     assert count(before, "link_infiniband") > 20 and count(before, "link_ethernet") > 20
     view.scene.select_ids(link_ids=[ib.id])
     assert count(picture(), "link_infiniband") > count(before, "link_infiniband")
+
+
+def test_an_exported_drawing_is_on_paper_colours_under_a_dark_screen_palette(view, tmp_path, qapp):
+    from collections import Counter
+
+    from PySide6.QtGui import QColor, QImage, QPalette
+
+    from gpudesk.ui import theme
+
+    before = QPalette(qapp.palette())
+    qapp.setPalette(theme.make_palette(theme.DARK))
+    try:
+        view.scene.update()
+        qapp.processEvents()
+        png = view.export_image("png", str(tmp_path / "dark.png"))
+        image = QImage(str(png))
+        node = next(iter(view.scene.node_items.values()))
+        corner = view.scene.itemsBoundingRect().adjusted(-30, -30, 30, 30).topLeft()
+        scale = image.width() / (view.scene.itemsBoundingRect().width() + 60)
+        top_left = (node.scenePos() - corner) * scale
+        box = node.boundingRect()
+        samples = Counter(image.pixel(int(top_left.x() + box.width() * scale * fx),
+                                      int(top_left.y() + box.height() * scale * fy))
+                          for fx in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9) for fy in (0.15, 0.5, 0.85))
+        fill = QColor(samples.most_common(1)[0][0])  # the node's fill: most of its face
+        background = QColor(image.pixel(2, 2))
+        assert fill.lightnessF() > 0.85 and background.lightnessF() > 0.85  # not the dark screen's fills
+        dark_fill = QColor(theme.VARIANTS[theme.DARK]["node_fill"])
+        assert fill != dark_fill
+        # and the screen goes back to its own colours
+        from gpudesk.ui.canvas.items import Ink
+
+        Ink.refresh()
+        assert Ink.hex("node_fill") == theme.VARIANTS[theme.DARK]["node_fill"]
+    finally:
+        qapp.setPalette(before)

@@ -179,11 +179,16 @@ class FileActions:
     def render_image(self, fmt: str, path: str | Path) -> Path:
         """The whole canvas at full detail (never the zoomed-out overview), written atomically.
         A PNG is drawn at twice the scene's size, capped at MAX_EXPORT_PX on its longer side."""
+        from gpudesk.ui.canvas.items import Ink
+
         overview = self.scene.overview.isVisible()
         self.scene.set_overview(False)
         try:
-            return self._render_image(fmt, Path(path))
+            with Ink.printing():  # on paper colours, also under a dark screen palette
+                self.scene._recolour()
+                return self._render_image(fmt, Path(path))
         finally:
+            self.scene._recolour()
             self.scene.set_overview(overview)
 
     def _render_image(self, fmt: str, path: Path) -> Path:

@@ -4,6 +4,8 @@ report what the user did and the scene turns it into commands."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem
@@ -33,10 +35,13 @@ class Ink:
     table: dict[str, str] = {}
     colours: dict[str, QColor] = {}
     generation = 0
+    pinned = False  # while an export draws in the print colours (see printing)
 
     @classmethod
     def refresh(cls) -> bool:
         """Follow the application palette; True when the colours changed."""
+        if cls.pinned:
+            return False
         table = theme.colours()
         if table is cls.table:
             return False
@@ -44,6 +49,24 @@ class Ink:
         cls.colours = {name: QColor(value) for name, value in table.items()}
         cls.generation += 1
         return True
+
+    @classmethod
+    @contextmanager
+    def printing(cls):
+        """Draw in the print variant (dark ink on white paper) whatever the screen shows: exported
+        drawings go into documents, not onto this screen."""
+        saved = cls.table, cls.colours
+        cls.table = dict(theme.VARIANTS[theme.PRINT],
+                         **{f"series{i}": h for i, h in enumerate(theme.SERIES[theme.PRINT])})
+        cls.colours = {name: QColor(value) for name, value in cls.table.items()}
+        cls.generation += 1
+        cls.pinned = True
+        try:
+            yield
+        finally:
+            cls.pinned = False
+            cls.table, cls.colours = saved
+            cls.generation += 1
 
     @classmethod
     def get(cls, name: str) -> QColor:
