@@ -152,3 +152,17 @@ def test_the_name_recorded_with_edits_is_the_settings_author_else_the_login(monk
 
     monkeypatch.setattr("getpass.getuser", no_login)
     assert current_user(Settings(author="")) == "unknown"
+
+
+def test_without_the_team_extra_a_server_url_says_what_to_install(monkeypatch):
+    import sys
+
+    from gpudesk.core.catalogue import open_catalogue
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # as if gpudesk[team] were not installed
+    monkeypatch.setenv(team.ENV_PASSWORD, "x")
+    save_settings(Settings(password_source="env"))
+    with pytest.raises(team.TeamError, match=r'driver is not installed; install it with pip install "gpudesk\[team\]"'):
+        open_catalogue("postgresql+psycopg://alice@127.0.0.1:9/db")
+    with pytest.raises(team.TeamError, match="PostgreSQL driver is not installed"):
+        team.probe(URL, "env")

@@ -33,6 +33,8 @@ def open_catalogue(url: str | None = None, data_dir=None) -> Catalogue:
         return Catalogue.open(team.connect_url(url, settings.password_source), data_dir)
     except (OperationalError, InterfaceError) as exc:
         raise team.ServerUnreachable(url, team.describe_error(exc)) from exc
+    except ImportError as exc:  # gpudesk without its [team] extra
+        raise team.driver_missing(url) from exc
 
 
 def __getattr__(name: str):

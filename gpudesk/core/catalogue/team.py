@@ -39,6 +39,12 @@ class ServerUnreachable(TeamError):
         super().__init__(f"The team catalogue at {display_url(url)} cannot be reached: {reason}.")
 
 
+def driver_missing(url: str) -> TeamError:
+    """The error for a server URL whose driver is not installed."""
+    return TeamError(f"Cannot open {display_url(url)}: the PostgreSQL driver is not installed; install it with "
+                     f"pip install \"gpudesk[team]\" (the installers include it).")
+
+
 def is_server_url(url: str | None) -> bool:
     """Whether `url` names a database server (not the embedded SQLite file)."""
     return bool(url) and not str(url).startswith("sqlite")
@@ -199,8 +205,9 @@ def probe(url: str, password_source: str = "keyring") -> Probe:
 
     from gpudesk.core.catalogue.db import make_engine
 
-    engine = make_engine(connect_url(url, password_source))
+    engine = None
     try:
+        engine = make_engine(connect_url(url, password_source))
         with engine.connect() as conn:
             result = Probe()
             if conn.dialect.name == "postgresql":
@@ -218,10 +225,11 @@ def probe(url: str, password_source: str = "keyring") -> Probe:
             return result
     except DBAPIError as exc:
         raise TeamError(f"Cannot connect: {describe_error(exc)}.") from exc
-    except ModuleNotFoundError as exc:
-        raise TeamError(f"Cannot connect: {describe_error(exc)}.") from exc
+    except ImportError as exc:  # gpudesk without its [team] extra
+        raise driver_missing(url) from exc
     finally:
-        engine.dispose()
+        if engine is not None:
+            engine.dispose()
 
 
 def _role(conn) -> str:
