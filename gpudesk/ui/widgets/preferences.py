@@ -21,7 +21,7 @@ class PreferencesDialog(QDialog):
     def __init__(self, catalogue=None, parent=None):
         super().__init__(parent)
         self.setWindowTitle("Preferences")
-        self.setMinimumWidth(600)
+        self.setMinimumWidth(640)
         self.settings = load_settings()
         s = self.settings
         layout = QVBoxLayout(self)

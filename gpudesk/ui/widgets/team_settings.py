@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QVBoxLayout,
 )
 
 from gpudesk.core.catalogue import team
@@ -32,11 +33,11 @@ class TeamCatalogueGroup(QGroupBox):
 
     def __init__(self, settings, parent=None):
         super().__init__("Team catalogue", parent)
-        form = QFormLayout(self)
+        outer = QVBoxLayout(self)  # wrapped labels outside the form: a form does not give them their height
+        form = QFormLayout()
         intro = QLabel("Share one catalogue, its quotes and measurements with your team on a PostgreSQL server. "
                        "Empty: this computer's own database. Applies at the next start.")
         intro.setWordWrap(True)
-        form.addRow(intro)
         self.url = QLineEdit(settings.database_url)
         self.url.setObjectName("team_url")
         self.url.setPlaceholderText("postgresql+psycopg://you@server:5432/catalogue (no password here)")
@@ -62,7 +63,9 @@ class TeamCatalogueGroup(QGroupBox):
         form.addRow("Server URL", self.url)
         form.addRow("Password from", self.source)
         form.addRow("Password", row)
-        form.addRow("", self.result)
+        outer.addWidget(intro)
+        outer.addLayout(form)
+        outer.addWidget(self.result)
         self.source.currentIndexChanged.connect(self._source_changed)
         self._source_changed()
 
