@@ -200,15 +200,20 @@ def test_simultaneous_saves_of_one_row_never_both_win(team_url):
 def test_imported_measurements_are_shared_with_who_imported_them(team_url):
     from gpudesk.core.benchmarks import store
 
+    from gpudesk.core.benchmarks.calibration import current_calibrations
+
     alice, bob = _open_as(team_url, "alice"), _open_as(team_url, "bob")
     try:
         files = sorted((BENCH / "llama-bench").glob("*.jsonl"))[:1] or sorted((BENCH / "llama-bench").iterdir())[:1]
+        empty = store.data_revision(bob)
+        assert empty[0] == 0 and current_calibrations(bob) == ()  # calibration reads a server too
         report = store.import_files(alice, files)
         stored = sum(f.stored for f in report.files)
         assert stored > 0
         rows = store.stored_measurements(bob)
         assert len(rows) == stored
         assert {i["imported_by"] for i in store.imports(bob)} == {"alice"}
+        assert store.data_revision(bob) != empty and store.data_revision(bob)[0] == stored
         again = store.import_files(bob, files)  # the same file from the other desk: recognised, not doubled
         assert sum(f.stored for f in again.files) == 0
         assert store.count_measurements(alice) == stored

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, Text, cast, delete, func, insert, select, update
 
 from gpudesk.core.benchmarks import detect as detect_mod
 from gpudesk.core.benchmarks import mlperf
@@ -948,7 +948,10 @@ def data_revision(catalogue) -> tuple:
     changes whenever an import, a deletion or an answer changes them, in this process or another."""
     m, a = BenchMeasurement.__table__, BenchAnswer.__table__
     with catalogue.engine.connect() as conn:
-        measured = conn.execute(select(func.count(), func.max(m.c.id), func.total(func.length(m.c.accelerator_id)),
-                                       func.total(m.c.accelerator_count), func.total(func.length(m.c.workload)))).one()
+        # sum() of nothing is NULL, and the JSON column is measured as text: the same on SQLite and PostgreSQL
+        measured = conn.execute(select(func.count(), func.max(m.c.id),
+                                       func.coalesce(func.sum(func.length(m.c.accelerator_id)), 0),
+                                       func.coalesce(func.sum(m.c.accelerator_count), 0),
+                                       func.coalesce(func.sum(func.length(cast(m.c.workload, Text))), 0))).one()
         answered = conn.execute(select(func.count(), func.max(a.c.updated_at))).one()
     return tuple(measured) + tuple(answered)
