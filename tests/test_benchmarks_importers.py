@@ -492,3 +492,14 @@ def test_windows_files_bom_crlf_and_paths(tmp_path):
     utf16.write_bytes(json.dumps([rec]).encode("utf-16"))
     r = parse_any(utf16)
     assert r.errors and "UTF-16" in r.errors[0].message
+
+
+def test_vllm_offline_throughput_leaves_out_a_negative_token_count_and_names_it():
+    record = {"elapsed_time": 10.0, "num_requests": 100, "total_num_tokens": 60000, "requests_per_second": 10.0,
+              "tokens_per_second": 6000.0, "total_input_tokens": -50000, "total_output_tokens": 10000}
+    r = vllm.parse(json.dumps(record), "throughput.json")
+    assert r.measurements
+    workload = r.measurements[0].workload
+    assert "total_input_tokens" not in workload and "prompt_tokens" not in workload
+    assert workload["gen_tokens"] == 100
+    assert any("'total_input_tokens' is negative (-50000): ignored" in p.message for p in r.problems)

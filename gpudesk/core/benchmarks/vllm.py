@@ -299,8 +299,8 @@ def _throughput(rec: dict, item: Record, name: str) -> Iterator[Item]:
     elapsed = num.get(rec, "elapsed_time", positive=True)
     workload: dict = {"requests": requests, "total_tokens": parse_int(rec.get("total_num_tokens"))}
     for key in ("total_input_tokens", "total_output_tokens"):
-        if parse_int(rec.get(key)) is not None:
-            workload[key] = parse_int(rec[key])
+        if parse_int(rec.get(key)) is not None and num.value(rec[key], key, positive=True) is not None:
+            workload[key] = parse_int(rec[key])  # a count: a negative one is named and left out
     if requests and workload.get("total_input_tokens") is not None:
         workload["prompt_tokens"] = round(workload["total_input_tokens"] / requests)
     if requests and workload.get("total_output_tokens") is not None:

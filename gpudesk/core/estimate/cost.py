@@ -133,10 +133,11 @@ def cost(inp: EstimateInput, groups: tuple[NodeGroup, ...], est: Estimate,
         maint = (capex or 0.0) * fin.maintenance_fraction_per_year / runs_per_year if runs_per_year else 0.0
         out.owned_marginal_usd_per_run = Range(electricity.low + maint, electricity.likely + maint, electricity.high + maint)
         if capex is not None:
-            amortised = capex / (runs_per_year * fin.lifetime_years) if runs_per_year != math.inf else 0.0
-            m = out.owned_marginal_usd_per_run
-            out.owned_usd_per_run = Range(m.low + amortised * hours.low / hours.likely, m.likely + amortised,
-                                          m.high + amortised * hours.high / hours.likely)
+            if runs_per_year > 0:  # hardware never used (utilisation 0) has no cost per run, only per year
+                amortised = capex / (runs_per_year * fin.lifetime_years) if runs_per_year != math.inf else 0.0
+                m = out.owned_marginal_usd_per_run
+                out.owned_usd_per_run = Range(m.low + amortised * hours.low / hours.likely, m.likely + amortised,
+                                              m.high + amortised * hours.high / hours.likely)
             out.owned_usd_per_year = capex / fin.lifetime_years + capex * fin.maintenance_fraction_per_year + \
                 (est.energy_kwh_per_year or 0.0) * site.electricity_usd_per_kwh
             if rent.per_run is not None:

@@ -35,22 +35,29 @@ class Topology:
         return max(1, self.devices // self.domain)
 
 
-def link_family(link: Link | None) -> str:
+# What a missing link is taken for: inside a node, PCIe; between nodes, the 1 Gb Ethernet every
+# board and server has (the name topology_of gives it), run over TCP like any Ethernet under 40 Gb.
+ASSUMED_INTRA_FAMILY = "pcie"
+ASSUMED_INTER_FAMILY = "ethernet-slow"
+ASSUMED_INTER_GBS = 0.125  # 1 Gb/s, one way
+
+
+def link_family(link: Link | None, assumed: str = ASSUMED_INTRA_FAMILY) -> str:
     if link is None:
-        return "pcie"
+        return assumed
     if link.family == "ethernet" and link.unidirectional_gbs and link.unidirectional_gbs < C.SLOW_ETHERNET_GBS:
         return "ethernet-slow"
     return link.family
 
 
-def link_rate_gbs(link: Link | None, fallback_gbs: float) -> float:
-    family = link_family(link)
+def link_rate_gbs(link: Link | None, fallback_gbs: float, assumed: str = ASSUMED_INTRA_FAMILY) -> float:
+    family = link_family(link, assumed)
     raw = link.unidirectional_gbs if link is not None and link.unidirectional_gbs else fallback_gbs
     return raw * C.LINK_EFFICIENCY.get(family, C.LINK_EFFICIENCY["other"])
 
 
-def link_latency_s(link: Link | None) -> float:
-    family = link_family(link)
+def link_latency_s(link: Link | None, assumed: str = ASSUMED_INTRA_FAMILY) -> float:
+    family = link_family(link, assumed)
     explicit = link.latency_us if link is not None and link.latency_us and family != "ethernet-slow" else None
     return (explicit or C.LINK_LATENCY_US.get(family, 20.0)) * 1e-6
 
@@ -60,24 +67,29 @@ def _intra_rate(g: NodeGroup) -> float:
     return link_rate_gbs(g.intra, device_link)
 
 
+def _inter_rate(g: NodeGroup) -> float:
+    """A node's network bandwidth, one way, over all its NICs."""
+    return link_rate_gbs(g.inter, ASSUMED_INTER_GBS, ASSUMED_INTER_FAMILY) * max(1, g.nic_count)
+
+
 def topology_of(groups: tuple[NodeGroup, ...]) -> Topology:
     devices = sum(g.devices for g in groups)
     per_node = min(g.per_node for g in groups)
     nodes = sum(g.nodes for g in groups)
     domain_wide = all(g.intra is not None and g.intra.family in DOMAIN_WIDE for g in groups)
     domain = devices if domain_wide else per_node
-    node_gbs = min(link_rate_gbs(g.inter, 0.125) * max(1, g.nic_count) for g in groups)
+    node_gbs = min(_inter_rate(g) for g in groups)
     named_intra = [g.intra for g in groups if g.intra is not None]
     named_inter = [g.inter for g in groups if g.inter is not None]
     if nodes > 1 and len(named_inter) > 1:  # name the network that sets node_gbs: the slowest group's
         named_inter = [min((g for g in groups if g.inter is not None),
-                           key=lambda g: link_rate_gbs(g.inter, 0.125) * max(1, g.nic_count)).inter]
+                           key=_inter_rate).inter]
     return Topology(
         devices=devices, per_node=per_node, nodes=nodes, domain=domain,
         intra_gbs=min(_intra_rate(g) for g in groups),
         intra_latency_s=max(link_latency_s(g.intra) for g in groups),
         node_gbs=node_gbs,
-        inter_latency_s=max(link_latency_s(g.inter) for g in groups) if nodes > 1 else 0.0,
+        inter_latency_s=max(link_latency_s(g.inter, ASSUMED_INTER_FAMILY) for g in groups) if nodes > 1 else 0.0,
         nic_count=min(max(1, g.nic_count) for g in groups),
         intra_name=named_intra[0].name if named_intra else ("PCIe (assumed)" if per_node > 1 else ""),
         inter_name=named_inter[0].name if named_inter else ("1 Gb Ethernet (assumed)" if nodes > 1 else ""),
