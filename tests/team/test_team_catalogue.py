@@ -199,7 +199,6 @@ def test_simultaneous_saves_of_one_row_never_both_win(team_url):
 
 def test_imported_measurements_are_shared_with_who_imported_them(team_url):
     from gpudesk.core.benchmarks import store
-
     from gpudesk.core.benchmarks.calibration import current_calibrations
 
     alice, bob = _open_as(team_url, "alice"), _open_as(team_url, "bob")
