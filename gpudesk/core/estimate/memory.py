@@ -233,8 +233,8 @@ class MemoryModel:
 
     def need_gb(self, plan: Plan) -> float:
         if self.lora:
-            return total_gb(training_parts(self.w, self.s, _NoDevice, plan, not self.scores, self.node_devices)) \
-                - runtime_gb(_NoDevice)
+            # total_gb leaves the runtime out already: capacity_gb has taken it off the device
+            return total_gb(training_parts(self.w, self.s, _NoDevice, plan, not self.scores, self.node_devices))
         per, order = self.per, self.ORDER[plan.sharding]
         local_dense = self.dense / (plan.tp * plan.pp)
         local_expert = self.experts / ((plan.ep * (plan.tp if plan.ep == 1 else 1)) * plan.pp)
