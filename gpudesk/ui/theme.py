@@ -267,18 +267,23 @@ def _palette_key(palette: QPalette) -> tuple:
                                                           QPalette.ColorRole.Text))
 
 
+def variant_table(name: str) -> dict[str, str]:
+    """The colours of one variant as designed (before any legibility adjustment), series included."""
+    return dict(VARIANTS[name], **{f"series{i}": h for i, h in enumerate(SERIES[name])})
+
+
 def colours(palette: QPalette | None = None) -> dict[str, str]:
     """Every screen colour by name, as '#rrggbb', for `palette` (the application's by default);
     the chart series are "series0" to "series7"."""
     pal = palette if palette is not None else _app_palette()
     if pal is None:
-        return dict(_SHARED_LIGHT, **{f"series{i}": h for i, h in enumerate(_SERIES_LIGHT)})
+        return variant_table(LIGHT)
     key = _palette_key(pal)
     cached = _cache.get(key)
     if cached is not None:
         return cached
     name = variant(pal)
-    table = dict(VARIANTS[name], **{f"series{i}": h for i, h in enumerate(SERIES[name])})
+    table = variant_table(name)
     backgrounds = [pal.color(QPalette.ColorRole.Base), pal.color(QPalette.ColorRole.Window)]
     towards = pal.color(QPalette.ColorRole.Text)
     own = all(pal.color(role).name() == VARIANTS[name][token] for role, token in

@@ -63,11 +63,11 @@ def parse_url(url: str):
 
 def display_url(url) -> str:
     """The URL as people may see it: never with a password."""
-    if not isinstance(url, str):  # a sqlalchemy URL: str() of it would stand "***" in for the password
-        return url._replace(password=None).render_as_string(hide_password=False)
-    if not is_server_url(url):
-        return url
-    return parse_url(url)._replace(password=None).render_as_string(hide_password=False)
+    if isinstance(url, str):  # (a sqlalchemy URL is used as it is: str() of it stands "***" in for the password)
+        if not is_server_url(url):
+            return url
+        url = parse_url(url)
+    return url._replace(password=None).render_as_string(hide_password=False)
 
 
 def keyring_account(url) -> str:

@@ -185,10 +185,10 @@ class FileActions:
         self.scene.set_overview(False)
         try:
             with Ink.printing():  # on paper colours, also under a dark screen palette
-                self.scene._recolour()
+                self.scene.recolour()
                 return self._render_image(fmt, Path(path))
         finally:
-            self.scene._recolour()
+            self.scene.recolour()
             self.scene.set_overview(overview)
 
     def _render_image(self, fmt: str, path: Path) -> Path:

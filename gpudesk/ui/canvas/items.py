@@ -45,10 +45,14 @@ class Ink:
         table = theme.colours()
         if table is cls.table:
             return False
+        cls._use(table)
+        return True
+
+    @classmethod
+    def _use(cls, table: dict[str, str]) -> None:
         cls.table = table
         cls.colours = {name: QColor(value) for name, value in table.items()}
         cls.generation += 1
-        return True
 
     @classmethod
     @contextmanager
@@ -56,10 +60,7 @@ class Ink:
         """Draw in the print variant (dark ink on white paper) whatever the screen shows: exported
         drawings go into documents, not onto this screen."""
         saved = cls.table, cls.colours
-        cls.table = dict(theme.VARIANTS[theme.PRINT],
-                         **{f"series{i}": h for i, h in enumerate(theme.SERIES[theme.PRINT])})
-        cls.colours = {name: QColor(value) for name, value in cls.table.items()}
-        cls.generation += 1
+        cls._use(theme.variant_table(theme.PRINT))
         cls.pinned = True
         try:
             yield

@@ -300,7 +300,7 @@ class ClusterScene(SceneGestures, QGraphicsScene):
             self.links_selection_changed()
 
     # ------------------------------------------------------------------ drawing
-    def _recolour(self) -> None:
+    def recolour(self) -> None:
         for item in self.node_items.values():
             item.update()  # node items keep a cached picture
         self.overview.forget()
@@ -308,7 +308,7 @@ class ClusterScene(SceneGestures, QGraphicsScene):
 
     def drawBackground(self, painter: QPainter, rect: QRectF) -> None:  # noqa: N802 - Qt override
         if Ink.refresh():  # the palette changed (light to dark): items drawn in the old colours go
-            self._recolour()
+            self.recolour()
         painter.fillRect(rect, Ink.get("canvas_fill"))
         if not self.views() or self.views()[0].transform().m11() >= 0.35:  # far out a grid of dots is noise
             _draw_grid(painter, rect)
