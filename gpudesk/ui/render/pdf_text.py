@@ -99,5 +99,5 @@ def _source_html(src: dict) -> str:
     meta = ", ".join(html.escape(x) for x in (src.get("publisher") or "", src.get("date") or "undated") if x)
     figures = html.escape("; ".join(src.get("figures") or [])[:600])
     entered = f" {html.escape(src['entered'])}." if src.get("entered") else ""
-    return (f"<b>[{src['number']}]</b> {title} — {meta}.{entered}<br/>{link}"
+    return (f"<b>[{src['number']}]</b> {title} — {meta}.{entered}" + (f"<br/>{link}" if link else "")
             + (f'<br/><span style="color:{MUTED.name()}">Used for: {figures}</span>' if figures else ""))
