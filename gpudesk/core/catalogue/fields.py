@@ -345,7 +345,8 @@ def _parse_number(field: Field, raw: object) -> float | int:
         try:
             value = float(text)
         except ValueError:
-            raise FieldError(f"{field.label} must be a number{_unit(field)}, not {str(raw)!r}") from None
+            unit = f" (in {field.unit})" if _unit(field) else ""
+            raise FieldError(f"{field.label} must be a number{unit}, not {str(raw)!r}") from None
     if math.isnan(value) or math.isinf(value):
         raise FieldError(f"{field.label} must be a finite number, not {raw!r}")
     if field.type == "int":
