@@ -233,7 +233,12 @@ def check_benchmark_import(t: SelfTest) -> str:
     versus = compare_all(catalogue, stored_measurements(catalogue))
     summary = error_summary(versus)
     _require(bool(summary), "no measurement of the example compared with an estimate")
-    return f"{report.files[0].stored} measurements of {example.name} stored; {len(summary)} compared group(s)"
+    from gpudesk.core.benchmarks import reader
+
+    fast = getattr(reader._line_loads, "__module__", "") == "orjson"  # JSON Lines read fast (orjson in the bundle)
+    _require(fast, "orjson is missing: JSON Lines files are read with the slower standard library")
+    return f"{report.files[0].stored} measurements of {example.name} stored; {len(summary)} compared group(s); " \
+           "JSON Lines read with orjson"
 
 
 @register("main window")

@@ -9,7 +9,7 @@ import tracemalloc
 
 import pytest
 
-from gpudesk.core.benchmarks import reader, store
+from gpudesk.core.benchmarks import _common, reader, writer
 from gpudesk.core.benchmarks.store import (
     answer_hardware,
     answer_model,
@@ -42,7 +42,7 @@ from .test_benchmarks_importers import (
     VLLM_SUMMARY,
 )
 
-TABLES = ("bench_imports", "bench_measurements", "bench_answers")
+TABLES = ("bench_imports", "bench_setups", "bench_measurements", "bench_answers")
 
 
 def db_rows(gpudesk_home) -> dict[str, int]:
@@ -118,17 +118,18 @@ def test_a_file_that_fails_changes_nothing(catalogue, gpudesk_home, tmp_path, mo
     with big.open("w") as handle:
         for i in range(50):
             handle.write(json.dumps(dict(rec, test_time=f"t{i}")) + "\n")
-    monkeypatch.setattr(store, "BATCH", 10)
+    monkeypatch.setattr(writer, "BATCH", 10)
+    monkeypatch.setattr(_common, "BATCH_ROWS", 10)
     calls = {"n": 0}
-    real = store._insert_batch
+    real = writer.RowWriter.flush
 
-    def failing(conn, fr, import_id, batch, *args):
+    def failing(self):
         calls["n"] += 1
         if calls["n"] == 3:
             raise RuntimeError("disk full")
-        return real(conn, fr, import_id, batch, *args)
+        return real(self)
 
-    monkeypatch.setattr(store, "_insert_batch", failing)
+    monkeypatch.setattr(writer.RowWriter, "flush", failing)
     report = import_files(catalogue, [big, LLAMA_CPU])
     assert calls["n"] >= 3
     assert not report.files[0].ok and report.files[0].stored == 0

@@ -349,9 +349,10 @@ def test_records_of_one_setup_share_it_and_a_different_value_makes_a_new_one():
     first = list(lb.convert(rec, item, "f.json", cache))[0]
     second = list(lb.convert(dict(rec, n_gen=256, avg_ts=60.0), Record(rec, 2, 2, True), "f.json", cache))[0]
     assert second.hardware_key == first.hardware_key and second.workload["test"] == "tg256"
-    assert len(cache) == 2  # the key order's getter and the one setup
+    assert len(cache) == 3  # the key order's getter, the one setup and (under None) the last one used
+    assert cache[None][4] is cache[next(k for k in cache if k is not None and len(k) == 3)]
     third = list(lb.convert(dict(rec, n_threads=16), Record(rec, 3, 3, True), "f.json", cache))[0]
-    assert third.conditions["n_threads"] == 16 and len(cache) == 3
+    assert third.conditions["n_threads"] == 16 and len(cache) == 4
     # no cache given: one is made for the call
     assert list(lb.convert(rec, item, "f.json"))[0].content_hash == first.content_hash
 

@@ -80,7 +80,7 @@ def query(path: Path, sql: str, *params) -> list[tuple]:
 def imported_files(path: Path) -> dict[str, tuple[int, int]]:
     """{file name: (stored in bench_imports, measurements present)} of every import."""
     rows = query(path, "SELECT i.source_file, i.stored, (SELECT count(*) FROM bench_measurements m "
-                       "WHERE m.import_id = i.id) FROM bench_imports i")
+                       "JOIN bench_setups s ON s.id = m.setup_id WHERE s.import_id = i.id) FROM bench_imports i")
     out: dict[str, tuple[int, int]] = {}
     for name, stored, present in rows:
         assert name not in out, f"{name} imported twice"

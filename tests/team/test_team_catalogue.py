@@ -221,6 +221,41 @@ def test_imported_measurements_are_shared_with_who_imported_them(team_url):
         bob.close()
 
 
+def test_measurements_of_the_one_table_layout_move_to_setups_on_a_server(team_url):
+    """Migration 0005 on PostgreSQL, with rows: down to the one-table layout and up again keeps every
+    value and id, and the sequences go on after the ids it copied (the next import stores)."""
+    from alembic import command
+    from alembic.config import Config
+
+    from gpudesk.core.benchmarks import store
+
+    files = [BENCH / "llama-bench" / "jimliddle_AppleM5Max_metal.jsonl", BENCH / "sglang"]
+    files = [f for path in files for f in ([path] if path.is_file() else sorted(path.iterdir()))]
+    alice = _open_as(team_url, "alice")
+    try:
+        store.import_files(alice, files[:-1])
+        before = store.stored_measurements(alice)
+    finally:
+        alice.close()
+    engine = db.make_engine(team.connect_url(team_url, "env"))
+    config = Config()
+    config.set_main_option("script_location", str(db.MIGRATIONS_DIR))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0004_team_audit")
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM bench_measurements")).scalar() == len(before)
+    engine.dispose()
+    alice = _open_as(team_url, "alice")  # upgrades
+    try:
+        assert [m.to_json() for m in store.stored_measurements(alice)] == [m.to_json() for m in before]
+        report = store.import_files(alice, files[-1:])
+        assert report.ok and report.files[0].stored > 0
+        assert store.count_measurements(alice) == len(before) + report.files[0].stored
+    finally:
+        alice.close()
+
+
 # ------------------------------------------------------------------ connection and rights
 def test_test_connection_reports_server_user_role_and_catalogue(pg_server, team_url):
     before = team.probe(team_url, "env")

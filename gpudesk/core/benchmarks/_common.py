@@ -7,9 +7,9 @@ import re
 from collections.abc import Callable, Iterator
 
 from gpudesk.core.benchmarks.reader import Record, Source, SourceError, iter_json, open_source
-from gpudesk.core.benchmarks.types import Measurement, Problem, finish
+from gpudesk.core.benchmarks.types import Batch, Measurement, Problem, Setup, finish
 
-Item = Measurement | Problem | dict
+Item = Measurement | Batch | Problem | dict
 Converter = Callable[[dict, Record, str], Iterator[Item]]
 
 
@@ -42,6 +42,56 @@ def repeats(out, said: set[str]) -> bool:
     return False
 
 
+class _Tally:
+    """What a JSON importer found in a file: records it took, measurements made, and whether
+    reading ran into an error."""
+
+    __slots__ = ("records", "produced", "had_error")
+
+    def __init__(self):
+        self.records = 0
+        self.produced = 0
+        self.had_error = False
+
+
+def _records(src: Source, what: str, is_record: Callable[[dict], bool], tally: _Tally,
+             max_record_chars: int | None) -> Iterator[Record | Problem]:
+    """The file's JSON records that `is_record` accepts; a problem for each other one."""
+    name = src.name
+    for item in iter_json(src, max_record_chars=max_record_chars):
+        if isinstance(item, Problem):
+            tally.had_error = tally.had_error or item.severity == "error"
+            yield item
+            continue
+        value = item.value
+        if not isinstance(value, dict):
+            yield Problem(name, item.place, f"a JSON {type(value).__name__}, not a {what} result object; skipped",
+                          "warning")
+            continue
+        if not is_record(value):
+            yield Problem(name, item.place, f"not a {what} result (its keys do not match); skipped", "warning")
+            continue
+        tally.records += 1
+        yield item
+
+
+def _closing(name: str, what: str, tally: _Tally) -> Iterator[Problem]:
+    """The error for a file of which nothing at all could be read."""
+    if tally.produced == 0 and not tally.had_error:
+        if tally.records:
+            yield Problem(name, "", f"no measurement could be taken from its {tally.records} {what} record(s)",
+                          "error")
+        else:
+            yield Problem(name, "", f"no {what} results in this file", "error")
+
+
+_RECORD_FAULTS = (TypeError, ValueError, KeyError, AttributeError, OverflowError, ZeroDivisionError)
+
+
+def _unreadable(name: str, item: Record, exc: Exception) -> Problem:
+    return Problem(name, item.place, f"the record could not be read ({type(exc).__name__}: {exc}); skipped", "warning")
+
+
 def run_json(source, source_name: str | None, fmt: str, what: str, is_record: Callable[[dict], bool],
              convert: Converter, max_record_chars: int | None = None) -> Iterator[Item]:
     """Convert every record of a JSON/JSONL file that `is_record` accepts; problems for the rest.
@@ -51,48 +101,81 @@ def run_json(source, source_name: str | None, fmt: str, what: str, is_record: Ca
         yield problem
         return
     name = src.name
-    produced = 0
-    records = 0
-    foreign = 0
-    had_error = False
+    tally = _Tally()
     said: set[str] = set()  # questions and notes are said once per file, not once per record
     try:
-        for item in iter_json(src, max_record_chars=max_record_chars):
+        for item in _records(src, what, is_record, tally, max_record_chars):
             if isinstance(item, Problem):
-                had_error = had_error or item.severity == "error"
                 yield item
                 continue
-            value = item.value
-            if not isinstance(value, dict):
-                foreign += 1
-                yield Problem(name, item.place, f"a JSON {type(value).__name__}, not a {what} result object; skipped",
-                              "warning")
-                continue
-            if not is_record(value):
-                foreign += 1
-                yield Problem(name, item.place, f"not a {what} result (its keys do not match); skipped", "warning")
-                continue
-            records += 1
             try:
-                for out in convert(value, item, name):
+                for out in convert(item.value, item, name):
                     if isinstance(out, Measurement):
-                        produced += 1
+                        tally.produced += 1
                         out.source_file = name
                         out.record_index = item.index
                         yield finish(out)
                     elif not repeats(out, said):
                         yield out
-            except (TypeError, ValueError, KeyError, AttributeError, OverflowError, ZeroDivisionError) as exc:
-                yield Problem(name, item.place, f"the record could not be read ({type(exc).__name__}: {exc}); "
-                              "skipped", "warning")
+            except _RECORD_FAULTS as exc:
+                yield _unreadable(name, item, exc)
     except OSError as exc:
         yield Problem(name, "", f"the file could not be read to the end ({exc.strerror or exc})", "error")
         return
-    if produced == 0 and not had_error:
-        if records:
-            yield Problem(name, "", f"no measurement could be taken from its {records} {what} record(s)", "error")
-        else:
-            yield Problem(name, "", f"no {what} results in this file", "error")
+    yield from _closing(name, what, tally)
+
+
+BATCH_ROWS = 2000  # rows of one setup handed over together
+
+
+# to_row(record, Record, file name) -> (the record's setup, problems, its row or None when skipped)
+RowConverter = Callable[[dict, Record, str], tuple[Setup, list[Problem], tuple | None]]
+
+
+def run_json_rows(source, source_name: str | None, what: str, is_record: Callable[[dict], bool],
+                  to_row: RowConverter, max_record_chars: int | None = None) -> Iterator[Item]:
+    """As run_json, for importers whose every record gives one row (types.ROW_FIELDS) of one of a
+    few setups: the rows of consecutive records of one setup come as a Batch (at most BATCH_ROWS),
+    which the store writes in bulk. `to_row` returns the same Setup object for records that
+    share their setup."""
+    src, problem = open_or_problem(source, source_name)
+    if problem is not None:
+        yield problem
+        return
+    name = src.name
+    tally = _Tally()
+    said: set[str] = set()
+    setup: Setup | None = None
+    rows: list[tuple] = []
+    try:
+        for item in _records(src, what, is_record, tally, max_record_chars):
+            if isinstance(item, Problem):
+                yield item
+                continue
+            try:
+                this, problems, row = to_row(item.value, item, name)
+            except _RECORD_FAULTS as exc:
+                yield _unreadable(name, item, exc)
+                continue
+            for out in problems:
+                if not repeats(out, said):
+                    yield out
+            if row is None:
+                continue
+            if this is not setup or len(rows) >= BATCH_ROWS:
+                if rows:
+                    yield Batch(setup, rows, name)
+                setup, rows = this, []
+            rows.append(row)
+            tally.produced += 1
+    except OSError as exc:
+        if rows:
+            yield Batch(setup, rows, name)
+        yield Problem(name, "", f"the file could not be read to the end ({exc.strerror or exc})", "error")
+        return
+    if rows:
+        yield Batch(setup, rows, name)
+    yield from _closing(name, what, tally)
 
 
 # ----------------------------------------------------------------------------------- models

@@ -324,7 +324,8 @@ def iter_detected(source, source_name: str | None = None, *, system: dict | None
                                            Problem(src.name, "", f"hardware taken from the system description "
                                                    f"{where} found beside it", "info"))
         return detection, _guarded(src.name, module.iter_parse(src, system=system))
-    return detection, _guarded(src.name, module.iter_parse(src))
+    # an importer that hands its measurements over in batches of one setup (llama-bench) does so here
+    return detection, _guarded(src.name, getattr(module, "iter_batches", module.iter_parse)(src))
 
 
 INTERNAL = "gpudesk could not read this file (an error in gpudesk"

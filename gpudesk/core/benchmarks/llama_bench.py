@@ -9,6 +9,7 @@ tests ("pp512+tg128") -> a blended rate kept under its own metric, never as gene
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -18,18 +19,20 @@ from hashlib import sha256
 from operator import itemgetter
 
 from gpudesk.core.benchmarks import matching
-from gpudesk.core.benchmarks._common import Item, has_keys, run_json
+from gpudesk.core.benchmarks._common import Item, has_keys, run_json_rows
 from gpudesk.core.benchmarks.reader import Record
 from gpudesk.core.benchmarks.types import (
-    Measurement,
+    Batch,
     Numbers,
     ParseResult,
     Problem,
+    Setup,
     basename,
     clean_scalar,
     clean_text,
     collect,
     content_hash,
+    expand,
     parse_int,
 )
 
@@ -66,9 +69,15 @@ def parse(source, source_name: str | None = None, **_ignored) -> ParseResult:
 
 
 def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
+    """Measurements and problems, record by record."""
+    return expand(iter_batches(source, source_name))
+
+
+def iter_batches(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
+    """The same as Batches of one setup's measurements (what the store writes in bulk) and problems."""
     cache: dict = {}
-    return run_json(source, source_name, FORMAT, "llama-bench", is_record,
-                    lambda rec, item, name: convert(rec, item, name, cache))
+    return run_json_rows(source, source_name, "llama-bench", is_record,
+                         lambda rec, item, name: to_row(rec, item, name, cache))
 
 
 @lru_cache(maxsize=1024)
@@ -148,32 +157,40 @@ class _Setup:
     match: matching.Match
     problems: list[Problem]
     digest: str  # hash of the setup, part of every measurement's content hash
+    shared: Setup  # what the store writes once for all the setup's measurements
 
 
 def _setup(rec: dict, name: str, item: Record, cache: dict) -> _Setup:
     """The record's setup, from `cache` when an earlier record of the file had the same one.
 
-    The cache holds two kinds of entries: for each key order of the records (a tuple of key names;
-    the records of one file list their keys in the same order), the getter of its setup fields; and
-    for each setup, keyed by (key order, setup values, their types), what _new_setup made of it. The
-    types are part of the key because True == 1 == 1.0 in Python but not in the stored JSON."""
+    The cache holds three kinds of entries: for each key order of the records (a tuple of key
+    names; the records of one file list their keys in the same order), the getter of its setup
+    fields; for each setup, keyed by (key order, setup values, their types), what _new_setup made
+    of it; and under None the last of these, which the next record most often shares. The types
+    are part of the key because True == 1 == 1.0 in Python but not in the stored JSON."""
     layout = tuple(rec)
+    last = cache.get(None)
+    if last is not None and layout == last[0]:
+        values = last[1](rec)
+        types = tuple(map(type, values))
+        if values == last[2] and types == last[3]:
+            return last[4]
     getter = cache.get(layout)
     if getter is None:
         getter = _setup_getter(layout)
         _cache_put(cache, layout, getter)
     values = getter(rec)
-    cache_key = (layout, values, tuple(map(type, values)))
+    types = tuple(map(type, values))
+    cache_key = (layout, values, types)
     try:
         hit = cache.get(cache_key)
     except TypeError:  # a list or object among the setup fields: no caching
-        cache_key, hit = None, None
-    if hit is not None:
-        return hit
-    setup = _new_setup(rec, name, item.place)
-    if cache_key is not None:
-        _cache_put(cache, cache_key, setup)
-    return setup
+        return _new_setup(rec, name, item.place)
+    if hit is None:
+        hit = _new_setup(rec, name, item.place)
+        _cache_put(cache, cache_key, hit)
+    cache[None] = (layout, getter, values, types, hit)
+    return hit
 
 
 def _setup_getter(layout: tuple) -> Callable[[dict], tuple]:
@@ -198,8 +215,10 @@ def _new_setup(rec: dict, name: str, place: str) -> _Setup:
     cpu_info = clean_text(rec.get("cpu_info") or "", 200)
     conditions = _setup_conditions(rec, backends, cpu_info)
     hardware_text, key, match = _setup_hardware(rec, backends, cpu_info, conditions, problems, name, place)
+    shared = Setup(FORMAT, hardware_text, match.accelerator_id, match.count, match.confidence, match.reason, key,
+                   match.cpu_only, workload, conditions)
     return _Setup(workload, conditions, hardware_text, key, match, problems,
-                  content_hash(FORMAT, workload, conditions, hardware_text))
+                  content_hash(FORMAT, workload, conditions, hardware_text), shared)
 
 
 def _setup_workload(rec: dict, num: Numbers) -> dict:
@@ -293,25 +312,58 @@ def _count(raw) -> int | None:
     return 0 if raw is None else parse_int(raw)
 
 
-def convert(rec: dict, item: Record, name: str, cache: dict | None = None) -> Iterator[Item]:  # size: called once per record of imports of 100,000+ records; one body avoids per-record helper calls
-    cache = {} if cache is None else cache
+def convert(rec: dict, item: Record, name: str, cache: dict | None = None) -> Iterator[Item]:
+    """The record's problems and its measurement (for readers that go record by record: the
+    Markdown and CSV tables); `cache` carries the setups between the records of one file."""
+    setup, problems, row = to_row(rec, item, name, {} if cache is None else cache)
+    yield from problems
+    if row is not None:
+        yield from Batch(setup, [row], name).measurements()
+
+
+
+_FIGURES = itemgetter("n_prompt", "n_gen", "n_depth", "avg_ts", "stddev_ts", "samples_ts", "test_time")
+
+
+def to_row(rec: dict, item: Record, name: str, cache: dict) -> tuple[Setup, list[Problem], tuple | None]:
+    """(the record's setup, its problems, its row in types.ROW_FIELDS order, or None when it is skipped)."""
     setup = _setup(rec, name, item, cache)
     problems, setup.problems = setup.problems, []  # a setup's problems are said once, not once per record
+    try:
+        n_prompt, n_gen, n_depth, rate, stddev, samples, test_time = _FIGURES(rec)
+    except KeyError:
+        figures = None
+    else:  # the usual record, read without a call per figure (this runs 100,000 times for a big file)
+        figures = (n_prompt, n_gen, n_depth, rate, stddev, len(samples), test_time) if (
+            type(n_prompt) is int and type(n_gen) is int and type(n_depth) is int and type(rate) is float
+            and type(stddev) is float and type(samples) is list and samples and type(test_time) is str
+            and 0 <= n_prompt <= _EXACT_INT and 0 <= n_gen <= _EXACT_INT and 0 <= n_depth <= _EXACT_INT
+            and (n_prompt or n_gen) and 0.0 < rate <= _FLOAT_MAX and 0.0 <= stddev <= _FLOAT_MAX
+            and len(test_time) <= 40 and _PLAIN.fullmatch(test_time)) else None
+    if figures is None:
+        figures = _figures(rec, item, name, problems)
+        if figures is None:
+            return setup.shared, problems, None
+    return setup.shared, problems, _row(setup, figures, rec.get("test"), item, name, problems)
+
+
+def _figures(rec: dict, item: Record, name: str, problems: list[Problem]) -> tuple | None:
+    """(n_prompt, n_gen, n_depth, speed, its stddev, repetitions, test time) of any record, each
+    checked, with a problem for what is odd; None, with the reason, for a record that is skipped."""
     n_prompt = _count(rec.get("n_prompt"))
     n_gen = _count(rec.get("n_gen"))
     n_depth = _count(rec.get("n_depth"))
     if n_prompt is None or n_gen is None or n_prompt < 0 or n_gen < 0:
-        yield from problems
-        yield Problem(name, item.place, "'n_prompt'/'n_gen' are not whole token counts; skipped", "warning")
-        return
+        problems.append(Problem(name, item.place, "'n_prompt'/'n_gen' are not whole token counts; skipped",
+                                "warning"))
+        return None
     if n_depth is None or n_depth < 0:
         problems.append(Problem(name, item.place, "'n_depth' is not a whole token count: taken as 0", "warning"))
         n_depth = 0
     if n_prompt == 0 and n_gen == 0:
-        yield from problems
-        yield Problem(name, item.place, "a test with no prompt and no generated tokens (n_prompt = n_gen = 0); "
-                      "skipped", "warning")
-        return
+        problems.append(Problem(name, item.place, "a test with no prompt and no generated tokens (n_prompt = n_gen = "
+                                "0); skipped", "warning"))
+        return None
     rate = _positive(rec, "avg_ts", name, item, problems)
     samples = rec.get("samples_ts")
     if not isinstance(samples, list):
@@ -324,44 +376,48 @@ def convert(rec: dict, item: Record, name: str, cache: dict | None = None) -> It
             problems.append(Problem(name, item.place, "'avg_ts' is missing: the mean of 'samples_ts' was used",
                                     "info"))
     if rate is None:
-        yield from problems
-        yield Problem(name, item.place, "no speed in the record ('avg_ts' and 'samples_ts' missing or not numbers); "
-                      "skipped", "warning")
-        return
+        problems.append(Problem(name, item.place, "no speed in the record ('avg_ts' and 'samples_ts' missing or not "
+                                "numbers); skipped", "warning"))
+        return None
     if rate == 0:
-        yield from problems
-        yield Problem(name, item.place, "the speed is 0 tokens/s: the test did not run; skipped", "warning")
-        return
+        problems.append(Problem(name, item.place, "the speed is 0 tokens/s: the test did not run; skipped", "warning"))
+        return None
     stddev = _positive(rec, "stddev_ts", name, item, problems)
+    test_time = rec.get("test_time")
+    if isinstance(test_time, str) and not (len(test_time) <= 40 and _PLAIN.fullmatch(test_time)):
+        test_time = clean_text(test_time, 40)
+    elif not isinstance(test_time, str):
+        test_time = None
+    return n_prompt, n_gen, n_depth, rate, stddev, len(samples) if samples else None, test_time
+
+
+def _row(setup: _Setup, figures: tuple, declared, item: Record, name: str, problems: list[Problem]) -> tuple:
+    """The stored row of a record's figures (types.ROW_FIELDS), and a problem when its 'test' disagrees."""
+    n_prompt, n_gen, n_depth, rate, stddev, repetitions, test_time = figures
     if n_prompt > 0 and n_gen == 0:
         metric, test = "prefill_tokens_per_s", f"pp{n_prompt}"
     elif n_prompt == 0:
         metric, test = "decode_tokens_per_s_per_user", f"tg{n_gen}"
     else:
         metric, test = "prompt_and_generation_tokens_per_s", f"pp{n_prompt}+tg{n_gen}"
+    base_test = test
     if n_depth:
         test += f" @ d{n_depth}"
-    declared = rec.get("test")
-    if isinstance(declared, str) and declared.strip() and declared.strip() != test.split(" @ ")[0]:
+    if declared is not None and isinstance(declared, str) and declared.strip() and declared.strip() != base_test:
         problems.append(Problem(name, item.place, f"'test' says {clean_text(declared, 40)!r} but the token counts say "
                                 f"{test!r}: the token counts were used", "warning"))
-    workload = {**setup.workload, "prompt_tokens": n_prompt, "gen_tokens": n_gen, "depth": n_depth, "test": test}
-    conditions = setup.conditions.copy()
-    repetitions = conditions["repetitions"] = len(samples) if samples else None
-    test_time = rec.get("test_time")
-    if isinstance(test_time, str):
-        # a timestamp such as 2025-04-24T11:58:50Z is what clean_text would make of it: no need to clean it
-        test_time = conditions["test_time"] = test_time if len(test_time) <= 40 and _PLAIN.fullmatch(test_time) \
-            else clean_text(test_time, 40)
+    # the test time is either plain (a timestamp such as 2025-04-24T11:58:50Z, which JSON takes as it
+    # is) or cleaned text, which is encoded
+    if test_time is None:
+        conditions = f'{{"repetitions":{repetitions or "null"}}}'
+    elif _PLAIN.fullmatch(test_time):
+        conditions = f'{{"repetitions":{repetitions or "null"},"test_time":"{test_time}"}}'
     else:
-        test_time = conditions.get("test_time")
-    match = setup.match
-    yield from problems
-    yield Measurement(
-        format=FORMAT, metric=metric, value=rate, unit="tokens/s", hardware_text=setup.hardware_text,
-        accelerator_id=match.accelerator_id, accelerator_count=match.count, match_confidence=match.confidence,
-        match_reason=match.reason, hardware_key=setup.key, cpu_only=match.cpu_only, statistic="mean", stddev=stddev,
-        workload=workload, conditions=conditions,
-        content_hash=sha256(f"{setup.digest}|{metric}|{rate!r}|{stddev!r}|{n_prompt}|{n_gen}|{n_depth}|"
-                            f"{repetitions}|{test_time}".encode()).hexdigest(),
-    )
+        conditions = f'{{"repetitions":{repetitions or "null"},"test_time":{_JSON.encode(test_time)}}}'
+    return (sha256(f"{setup.digest}|{metric}|{rate!r}|{stddev!r}|{n_prompt}|{n_gen}|{n_depth}|{repetitions}|"
+                   f"{test_time}".encode()).hexdigest(),
+            metric, "mean", rate, "tokens/s", stddev, item.index,
+            f'{{"prompt_tokens":{n_prompt},"gen_tokens":{n_gen},"depth":{n_depth},"test":"{test}"}}', conditions)
+
+
+_JSON = json.JSONEncoder(ensure_ascii=False)

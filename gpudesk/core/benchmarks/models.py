@@ -3,9 +3,13 @@ migration history: migrations/versions/0002_benchmarks.py creates them).
 
 - bench_imports: one row per imported file (its SHA-256, so that the same file is never imported
   twice), with what was read and the problems found;
+- bench_setups: what the measurements of one setup in one import share (the hardware as named and
+  as matched, the common workload and conditions), stored once rather than on every row: a
+  llama-bench file of 100,000 records holds a handful of setups;
 - bench_measurements: one row per measured figure, unique by content hash, so that the same run in
   two files (a vLLM sweep's run file and its summary, an MLPerf summary and its detail log) is
-  stored once;
+  stored once; its workload and conditions hold only what the row adds to its setup's
+  (migrations/versions/0005_bench_setups.py split the earlier one-table layout);
 - bench_answers: the user's answers to "which hardware ran this?" (and "which model?"), keyed by
   the hardware text or a file signature, reused for the next files.
 """
@@ -34,19 +38,13 @@ class BenchImport(Base):
     imported_by: Mapped[str] = mapped_column(String(120), nullable=False, default="", server_default="")
 
 
-class BenchMeasurement(Base):
-    __tablename__ = "bench_measurements"
+class BenchSetup(Base):
+    __tablename__ = "bench_setups"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     import_id: Mapped[int] = mapped_column(ForeignKey("bench_imports.id", ondelete="CASCADE"), nullable=False,
                                            index=True)
-    content_hash: Mapped[str] = mapped_column(String(64), nullable=False, unique=True, index=True)
     format: Mapped[str] = mapped_column(String(40), nullable=False)
-    metric: Mapped[str] = mapped_column(String(64), nullable=False, index=True)
-    statistic: Mapped[str] = mapped_column(String(40), nullable=False, default="mean")
-    value: Mapped[float] = mapped_column(Float, nullable=False)
-    unit: Mapped[str] = mapped_column(String(16), nullable=False)
-    stddev: Mapped[float | None] = mapped_column(Float, nullable=True)
     hardware_text: Mapped[str] = mapped_column(Text, nullable=False, default="")
     hardware_key: Mapped[str] = mapped_column(Text, nullable=False, default="", index=True)
     accelerator_id: Mapped[str | None] = mapped_column(String(120), nullable=True, index=True)
@@ -56,7 +54,22 @@ class BenchMeasurement(Base):
     cpu_only: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     workload: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)
     conditions: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)
-    source_file: Mapped[str] = mapped_column(Text, nullable=False, default="")
+
+
+class BenchMeasurement(Base):
+    __tablename__ = "bench_measurements"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    setup_id: Mapped[int] = mapped_column(ForeignKey("bench_setups.id", ondelete="CASCADE"), nullable=False,
+                                          index=True)
+    content_hash: Mapped[str] = mapped_column(String(64), nullable=False, unique=True, index=True)
+    metric: Mapped[str] = mapped_column(String(64), nullable=False)
+    statistic: Mapped[str] = mapped_column(String(40), nullable=False, default="mean")
+    value: Mapped[float] = mapped_column(Float, nullable=False)
+    unit: Mapped[str] = mapped_column(String(16), nullable=False)
+    stddev: Mapped[float | None] = mapped_column(Float, nullable=True)
+    workload: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)  # added to the setup's
+    conditions: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)  # added to the setup's
     record_index: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
 
 
@@ -71,4 +84,4 @@ class BenchAnswer(Base):
     updated_by: Mapped[str] = mapped_column(String(120), nullable=False, default="", server_default="")
 
 
-TABLES = (BenchImport.__table__, BenchMeasurement.__table__, BenchAnswer.__table__)
+TABLES = (BenchImport.__table__, BenchSetup.__table__, BenchMeasurement.__table__, BenchAnswer.__table__)

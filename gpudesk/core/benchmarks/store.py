@@ -21,19 +21,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import Connection, Text, cast, delete, func, insert, select, update
+from sqlalchemy import Connection, Text, cast, delete, exists, func, insert, select, update
 
 from gpudesk.core.benchmarks import detect as detect_mod
 from gpudesk.core.benchmarks import mlperf
-from gpudesk.core.benchmarks.models import BenchAnswer, BenchImport, BenchMeasurement
+from gpudesk.core.benchmarks.models import BenchAnswer, BenchImport, BenchMeasurement, BenchSetup
 from gpudesk.core.benchmarks.reader import Source, SourceError, open_source
-from gpudesk.core.benchmarks.types import Measurement, Problem, clean_text
+from gpudesk.core.benchmarks.types import Batch, Measurement, Problem, clean_text
+from gpudesk.core.benchmarks.writer import HardwareResolver, RowWriter, merge_model, new_import_row
 
-BATCH = 2000
-HASH_CHUNK = 900  # content hashes per IN (...) query
 BULK_CACHE_KIB = 32 << 10  # SQLite page cache while a file is stored (see _bulk_cache)
 MAX_PROBLEMS_PER_FILE = 200
-MAX_HARDWARE_PER_FILE = 100  # distinct hardware entries listed in a file's report
 MODEL_FIELDS = ("model", "params", "active_params", "weights_bytes", "precision", "quantisation", "layers",
                 "d_model", "heads", "kv_heads", "vocab", "prompt_tokens", "gen_tokens", "concurrency", "seq_len")
 
@@ -208,62 +206,6 @@ class ImportReport:
 
 
 # ----------------------------------------------------------------------------------- hardware answers
-class _Hardware:
-    """Resolves each measurement's hardware against the catalogue, remembered answers and the CLI."""
-
-    def __init__(self, ids: set[str], answers: dict[str, tuple], gpu: str | None, count: int | None):
-        self.ids = ids
-        self.answers = answers
-        self.gpu = gpu
-        self.count = count
-        self.cache: dict[tuple, tuple] = {}
-        self.new_answers: dict[str, tuple[str, int | None]] = {}
-        self.ignored: set[tuple] = set()  # (hardware text, its variants) the --gpu answer did not fit
-
-    def apply(self, m: Measurement) -> str:
-        key = (m.hardware_key, m.accelerator_id, m.accelerator_count, m.match_confidence, m.cpu_only)
-        hit = self.cache.get(key)
-        if hit is None:
-            hit = self._resolve(m)
-            if len(self.cache) > 10_000:
-                self.cache.clear()
-            self.cache[key] = hit
-        m.accelerator_id, m.accelerator_count, m.match_confidence, m.match_reason, source = hit[0], hit[1], hit[2], \
-            hit[3] or m.match_reason, hit[4]
-        return source
-
-    def _resolve(self, m: Measurement) -> tuple:
-        if m.cpu_only:
-            return m.accelerator_id, m.accelerator_count, m.match_confidence, None, "file"
-        acc, count, conf = m.accelerator_id, m.accelerator_count, m.match_confidence
-        if conf == "exact" and acc in self.ids:
-            if count is None and self.count:
-                return acc, self.count, conf, None, "file"
-            return acc, count, conf, None, "file"
-        if self.gpu:
-            from gpudesk.core.benchmarks.matching import match_hardware
-
-            candidates = match_hardware(m.hardware_text, ids=self.ids).candidates if m.hardware_text else ()
-            if not candidates or self.gpu in candidates:
-                n = self.count or count or 1
-                reason = f"given on the command line (--gpu {self.gpu}" + (
-                    f" --count {self.count})" if self.count else ")")
-                if m.hardware_key:
-                    self.new_answers[m.hardware_key] = (self.gpu, n)
-                return self.gpu, n, "exact", reason, "cli"
-            self.ignored.add((m.hardware_text, candidates))
-        answer = self.answers.get(m.hardware_key)
-        if answer is not None and answer[0] and answer[0] in self.ids:
-            n = answer[1] or count or 1
-            return answer[0], n, "exact", f"your earlier answer for this hardware ({answer[2][:10] or 'undated'})", \
-                "answer"
-        if acc is not None and acc not in self.ids:
-            return None, count, "ask", f"'{acc}' is not in your catalogue", "file"
-        if self.count and count is None:
-            return acc, self.count, conf, None, "file"
-        return acc, count, conf, None, "file"
-
-
 def _load_answers(conn: Connection) -> dict[str, tuple]:
     rows = conn.execute(select(BenchAnswer.key, BenchAnswer.accelerator_id, BenchAnswer.accelerator_count,
                                BenchAnswer.updated_at, BenchAnswer.model))
@@ -550,45 +492,23 @@ def _store_stream(conn: Connection, fr: FileReport, src: Source, file_hash: str,
                   items: Iterator, ids: set[str], gpu, count, dry_run: bool, *, seen: set[str] | None = None,
                   stored_here: set[str] | None = None) -> None:
     answers = _load_answers(conn)
-    hardware = _Hardware(ids, answers, gpu, count)
-    import_id: int | None = None
-    batch: list[Measurement] = []
+    hardware = HardwareResolver(ids, answers, gpu, count)
+
+    def new_import() -> int:
+        return new_import_row(conn, {"file_hash": file_hash, "source_file": src.name, "format": fmt or "",
+                                     "imported_at": _now(), "imported_by": fr.imported_by, "size_bytes": fr.size_bytes,
+                                     "records": 0, "stored": 0, "duplicates": 0, "problems": []})
+
+    models = {key: a[3] for key, a in answers.items() if a[3]}  # remembered model answers, by hardware key
+    writer = RowWriter(conn, fr, hardware, models, new_import, _JSON.encode, seen=seen, stored_here=stored_here)
     errors = 0
     context = False
     hardware_questions: list[Problem] = []
-
-    def flush() -> None:
-        nonlocal import_id
-        if not batch:
-            return
-        if import_id is None:
-            import_id = conn.execute(insert(BenchImport).values(
-                file_hash=file_hash, source_file=src.name, format=fmt or "", imported_at=_now(), imported_by=fr.imported_by,
-                size_bytes=fr.size_bytes, records=0, stored=0, duplicates=0, problems=[])
-                .returning(BenchImport.id)).scalar_one()
-        _insert_batch(conn, fr, import_id, batch, seen, stored_here)
-        batch.clear()
-
-    models = {key: a[3] for key, a in answers.items() if a[3]}  # remembered model answers, by hardware key
-    metrics, devices = fr.metrics, fr.hardware
     for item in items:
-        if isinstance(item, Measurement):
-            fr.read += 1
-            source = hardware.apply(item)
-            if models:
-                model = models.get(item.hardware_key)
-                if model:
-                    item.workload = _merge_model(item.workload, model)
-            item.source_file = src.name
-            metrics[item.metric] += 1
-            hw = (item.hardware_text, item.accelerator_id, item.accelerator_count, item.match_confidence,
-                  item.match_reason, source)
-            if hw not in devices and len(devices) >= MAX_HARDWARE_PER_FILE:
-                hw = ("(more devices than listed)", None, None, "ask", "too many different devices to list", "file")
-            devices[hw] += 1
-            batch.append(item)
-            if len(batch) >= BATCH:
-                flush()
+        if isinstance(item, Batch):
+            writer.add_batch(item)
+        elif isinstance(item, Measurement):
+            writer.add(item)
         elif isinstance(item, Problem):
             if item.severity == "error":
                 errors += 1
@@ -601,14 +521,14 @@ def _store_stream(conn: Connection, fr: FileReport, src: Source, file_hash: str,
     if errors:
         fr.status = FAILED
         return
-    flush()
+    writer.finish()
     _ask_hardware(fr, src, hardware, hardware_questions, gpu)
     for key, (acc, n) in hardware.new_answers.items():
         _remember(conn, key, acc, n, by=fr.imported_by)
-    _finish_import(conn, fr, src, import_id, dry_run, context)
+    _finish_import(conn, fr, src, writer.import_id, dry_run, context)
 
 
-def _ask_hardware(fr: FileReport, src: Source, hardware: _Hardware, hardware_questions: list[Problem], gpu) -> None:
+def _ask_hardware(fr: FileReport, src: Source, hardware: HardwareResolver, hardware_questions: list[Problem], gpu) -> None:
     """The hardware questions still open, in words (answered ones are dropped), and the guesses and
     --gpu answers not applied."""
     open_keys = [key for key, n in fr.hardware.items() if key[1] is None and not (key[3] == "exact")]
@@ -652,167 +572,90 @@ def _clean_problem(p: Problem) -> Problem:
     return Problem(p.file, clean_text(p.place, 120), clean_text(p.message, 600), p.severity)
 
 
-def _insert_batch(conn: Connection, fr: FileReport, import_id: int, batch: list[Measurement],
-                  seen: set[str] | None = None, stored_here: set[str] | None = None) -> None:
-    """Insert the batch's new figures. `seen`: content hashes earlier files of a dry run would
-    have stored (counted as duplicates); `stored_here` collects the hashes this file stores."""
-    table = BenchMeasurement.__table__
-    unique: dict[str, Measurement] = {}
-    for m in batch:
-        if m.content_hash in unique:
-            fr.duplicates += 1
-        else:
-            unique[m.content_hash] = m
-    if conn.dialect.name == "sqlite" and seen is None and stored_here is None:
-        # a real import: SQLite skips the figures already stored (unique content hash) and counts the rest
-        dumps, workload_json = _JSON.encode, _WorkloadJSON()
-        cursor = conn.connection.cursor()
-        try:
-            cursor.executemany(_SQLITE_INSERT_NEW, [
-                (import_id, h, m.format, m.metric, m.statistic[:40], float(m.value), m.unit, m.stddev,
-                 m.hardware_text, m.hardware_key, m.accelerator_id, m.accelerator_count, m.match_confidence,
-                 m.match_reason, 1 if m.cpu_only else 0, workload_json(m.workload), dumps(m.conditions), m.source_file,
-                 int(m.record_index or 0))
-                for h, m in unique.items()])
-            added = cursor.rowcount
-        finally:
-            cursor.close()
-        fr.duplicates += len(unique) - added
-        fr.stored += added
-        return
-    hashes = list(unique)
-    existing: set[str] = set()
-    for i in range(0, len(hashes), HASH_CHUNK):
-        chunk = hashes[i:i + HASH_CHUNK]
-        existing.update(conn.execute(select(table.c.content_hash).where(table.c.content_hash.in_(chunk))).scalars())
-    if seen:
-        existing.update(h for h in hashes if h in seen)
-    fresh = [(h, m) for h, m in unique.items() if h not in existing]
-    fr.duplicates += len(unique) - len(fresh)
-    if stored_here is not None:
-        stored_here.update(h for h, _m in fresh)
-    if not fresh:
-        return
-    if conn.dialect.name == "sqlite":
-        # the DBAPI directly: SQLAlchemy's per-row parameter processing costs more than SQLite's insert
-        dumps = _JSON.encode
-        conn.exec_driver_sql(_SQLITE_INSERT, [
-            (import_id, h, m.format, m.metric, m.statistic[:40], float(m.value), m.unit, m.stddev, m.hardware_text,
-             m.hardware_key, m.accelerator_id, m.accelerator_count, m.match_confidence, m.match_reason,
-             1 if m.cpu_only else 0, dumps(m.workload), dumps(m.conditions), m.source_file, int(m.record_index or 0))
-            for h, m in fresh])
-    else:
-        conn.execute(insert(table), [{
-            "import_id": import_id, "content_hash": h, "format": m.format, "metric": m.metric,
-            "statistic": m.statistic[:40], "value": float(m.value), "unit": m.unit, "stddev": m.stddev,
-            "hardware_text": m.hardware_text, "hardware_key": m.hardware_key, "accelerator_id": m.accelerator_id,
-            "accelerator_count": m.accelerator_count, "match_confidence": m.match_confidence,
-            "match_reason": m.match_reason, "cpu_only": bool(m.cpu_only), "workload": m.workload,
-            "conditions": m.conditions, "source_file": m.source_file, "record_index": int(m.record_index or 0),
-        } for h, m in fresh])
-    fr.stored += len(fresh)
-
-
-_COLUMNS = ("import_id", "content_hash", "format", "metric", "statistic", "value", "unit", "stddev", "hardware_text",
-            "hardware_key", "accelerator_id", "accelerator_count", "match_confidence", "match_reason", "cpu_only",
-            "workload", "conditions", "source_file", "record_index")
-_SQLITE_INSERT = (f"INSERT INTO bench_measurements ({', '.join(_COLUMNS)}) "
-                  f"VALUES ({', '.join('?' for _ in _COLUMNS)})")
-_SQLITE_INSERT_NEW = _SQLITE_INSERT.replace("INSERT INTO", "INSERT OR IGNORE INTO", 1)
 _JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, allow_nan=False, default=str)
 
 
-class _WorkloadJSON:
-    """JSON text of workload dicts, each distinct one encoded once: the records of a file share a
-    handful of workloads (model, test, depth), so most rows reuse a text already made."""
-
-    def __init__(self, size: int = 4096):
-        self.texts: dict[tuple, str] = {}
-        self.size = size
-
-    def __call__(self, workload: dict) -> str:
-        try:
-            # the types too: True and 1, 1 and 1.0 are equal keys but different JSON
-            key = (tuple(workload.items()), tuple(map(type, workload.values())))
-            text = self.texts.get(key)
-        except TypeError:  # a list or dict among the values: not hashable, encoded each time
-            return _JSON.encode(workload)
-        if text is None:
-            text = _JSON.encode(workload)
-            if len(self.texts) >= self.size:
-                self.texts.clear()
-            self.texts[key] = text
-        return text
-
-
 # ----------------------------------------------------------------------------------- reading back
-def _to_measurement(row) -> Measurement:
-    return Measurement(
-        format=row.format, metric=row.metric, value=row.value, unit=row.unit, source_file=row.source_file,
-        record_index=row.record_index, hardware_text=row.hardware_text, accelerator_id=row.accelerator_id,
-        accelerator_count=row.accelerator_count, match_confidence=row.match_confidence, match_reason=row.match_reason,
-        hardware_key=row.hardware_key, cpu_only=bool(row.cpu_only), statistic=row.statistic, stddev=row.stddev,
-        workload=dict(row.workload or {}), conditions=dict(row.conditions or {}), content_hash=row.content_hash,
-        id=row.id, import_id=row.import_id)
+_M, _S, _I = BenchMeasurement.__table__, BenchSetup.__table__, BenchImport.__table__
+_JOINED = _M.join(_S, _M.c.setup_id == _S.c.id).join(_I, _S.c.import_id == _I.c.id)
+_SETUP_COLUMNS = (_S.c.id, _S.c.format, _S.c.hardware_text, _S.c.hardware_key, _S.c.accelerator_id,
+                  _S.c.accelerator_count, _S.c.match_confidence, _S.c.match_reason, _S.c.cpu_only, _S.c.workload,
+                  _S.c.conditions, _S.c.import_id, _I.c.source_file)
 
 
-def _filters(table, ids=None, import_id=None, source_file=None, accelerator_id=None, format=None, metric=None,
-             hardware_key=None) -> list:
-    where = []
+def _filters(ids=None, import_id=None, source_file=None, accelerator_id=None, format=None, metric=None,
+             hardware_key=None) -> tuple[list, list]:
+    """(conditions on the setup and its import, conditions on the measurement row)."""
+    on_setup, on_row = [], []
     if ids is not None:
-        where.append(table.c.id.in_(list(ids)))
+        on_row.append(_M.c.id.in_(list(ids)))
     if import_id is not None:
-        where.append(table.c.import_id == import_id)
+        on_setup.append(_S.c.import_id == import_id)
     if source_file is not None:
-        where.append(table.c.source_file == Path(source_file).name)
+        on_setup.append(_I.c.source_file == Path(source_file).name)
     if accelerator_id is not None:
-        where.append(table.c.accelerator_id == accelerator_id)
+        on_setup.append(_S.c.accelerator_id == accelerator_id)
     if format is not None:
-        where.append(table.c.format == format)
+        on_setup.append(_S.c.format == format)
     if metric is not None:
-        where.append(table.c.metric.in_([metric] if isinstance(metric, str) else list(metric)))
+        on_row.append(_M.c.metric.in_([metric] if isinstance(metric, str) else list(metric)))
     if hardware_key is not None:
-        where.append(table.c.hardware_key == hardware_key)
-    return where
+        on_setup.append(_S.c.hardware_key == hardware_key)
+    return on_setup, on_row
 
 
 def stored_measurements(catalogue, *, ids: Iterable[int] | None = None, import_id: int | None = None,
                         source_file: str | None = None, accelerator_id: str | None = None, format: str | None = None,
                         metric: str | Iterable[str] | None = None, hardware_key: str | None = None,
                         limit: int | None = None, offset: int = 0) -> list[Measurement]:
-    """Stored measurements matching every filter given, oldest first."""
-    table = BenchMeasurement.__table__
-    query = select(table).where(*_filters(table, ids, import_id, source_file, accelerator_id, format, metric,
-                                          hardware_key)).order_by(table.c.id)
+    """Stored measurements matching every filter given, oldest first. Each row is read with its
+    setup's workload and conditions merged under its own."""
+    on_setup, on_row = _filters(ids, import_id, source_file, accelerator_id, format, metric, hardware_key)
+    rows = (select(_M.c.id, _M.c.setup_id, _M.c.content_hash, _M.c.metric, _M.c.statistic, _M.c.value, _M.c.unit,
+                   _M.c.stddev, _M.c.workload, _M.c.conditions, _M.c.record_index)
+            .select_from(_JOINED).where(*on_setup, *on_row).order_by(_M.c.id))
     if limit is not None:
-        query = query.limit(limit).offset(offset)
+        rows = rows.limit(limit).offset(offset)
     elif offset:
-        query = query.offset(offset)
+        rows = rows.offset(offset)
     with catalogue.engine.connect() as conn:
-        return [_to_measurement(r) for r in conn.execute(query)]
+        setups = {r[0]: r for r in conn.execute(select(*_SETUP_COLUMNS).select_from(_S.join(_I)).where(*on_setup))}
+        return [_to_measurement(r, setups[r.setup_id]) for r in conn.execute(rows)]
+
+
+def _to_measurement(row, setup) -> Measurement:
+    (_id, fmt, text, key, acc, count, confidence, reason, cpu_only, workload, conditions, import_id,
+     source_file) = setup
+    return Measurement(
+        format=fmt, metric=row.metric, value=row.value, unit=row.unit, source_file=source_file,
+        record_index=row.record_index, hardware_text=text, accelerator_id=acc, accelerator_count=count,
+        match_confidence=confidence, match_reason=reason, hardware_key=key, cpu_only=bool(cpu_only),
+        statistic=row.statistic, stddev=row.stddev, workload={**(workload or {}), **(row.workload or {})},
+        conditions={**(conditions or {}), **(row.conditions or {})}, content_hash=row.content_hash, id=row.id,
+        import_id=import_id)
 
 
 def count_measurements(catalogue, **filters) -> int:
-    table = BenchMeasurement.__table__
+    on_setup, on_row = _filters(**filters)
     with catalogue.engine.connect() as conn:
-        return conn.execute(select(func.count()).select_from(table).where(*_filters(table, **filters))).scalar_one()
+        return conn.execute(select(func.count()).select_from(_JOINED).where(*on_setup, *on_row)).scalar_one()
 
 
 def delete_measurements(catalogue, *, ids: Iterable[int] | None = None, import_id: int | None = None,
                         source_file: str | None = None, accelerator_id: str | None = None, format: str | None = None,
                         metric: str | Iterable[str] | None = None, everything: bool = False) -> int:
     """Delete the stored measurements matching every filter given (at least one, unless
-    `everything`); imports left without measurements go too, so their files can be imported again.
-    Returns the number of measurements deleted."""
-    table = BenchMeasurement.__table__
-    where = _filters(table, ids, import_id, source_file, accelerator_id, format, metric)
-    if not where and not everything:
+    `everything`); setups and imports left without measurements go too, so their files can be
+    imported again. Returns the number of measurements deleted."""
+    on_setup, on_row = _filters(ids, import_id, source_file, accelerator_id, format, metric)
+    if not on_setup and not on_row and not everything:
         raise ValueError("name what to delete (ids, import_id, source_file, accelerator_id, format, metric) "
                          "or pass everything=True")
     with catalogue.engine.begin() as conn:
-        deleted = conn.execute(delete(table).where(*where)).rowcount or 0
-        used = select(table.c.import_id).distinct()
-        conn.execute(delete(BenchImport).where(BenchImport.id.not_in(used)))
+        chosen = select(_M.c.id).select_from(_JOINED).where(*on_setup, *on_row)
+        deleted = conn.execute(delete(_M).where(_M.c.id.in_(chosen))).rowcount or 0
+        conn.execute(delete(_S).where(~exists().where(_M.c.setup_id == _S.c.id)))
+        conn.execute(delete(_I).where(~exists().where(_S.c.import_id == _I.c.id)))
     return deleted
 
 
@@ -832,14 +675,14 @@ def open_questions(catalogue) -> list[dict]:
     the catalogue ids it would suggest and how many measurements an answer would settle."""
     from gpudesk.core.benchmarks.matching import match_hardware
 
-    table = BenchMeasurement.__table__
-    query = (select(table.c.hardware_key, table.c.hardware_text, table.c.format, table.c.match_confidence,
-                    table.c.match_reason, table.c.accelerator_id, func.count(), func.max(table.c.accelerator_count),
-                    func.min(table.c.source_file), func.max(table.c.source_file))
-             .where(table.c.cpu_only.is_(False), table.c.match_confidence != "exact")
-             .group_by(table.c.hardware_key, table.c.hardware_text, table.c.format, table.c.match_confidence,
-                       table.c.match_reason, table.c.accelerator_id)
-             .order_by(table.c.hardware_key))
+    s = _S.c
+    query = (select(s.hardware_key, s.hardware_text, s.format, s.match_confidence, s.match_reason, s.accelerator_id,
+                    func.count(), func.max(s.accelerator_count), func.min(_I.c.source_file),
+                    func.max(_I.c.source_file))
+             .select_from(_JOINED)
+             .where(s.cpu_only.is_(False), s.match_confidence != "exact")
+             .group_by(s.hardware_key, s.hardware_text, s.format, s.match_confidence, s.match_reason, s.accelerator_id)
+             .order_by(s.hardware_key))
     ids = {r["id"] for r in catalogue.items("accelerators")}
     out: dict[str, dict] = {}
     with catalogue.engine.connect() as conn:
@@ -880,57 +723,56 @@ def answer_hardware(catalogue, key: str, accelerator_id: str, count: int | None 
                     *, overwrite_exact: bool = False) -> int:
     """The user's answer to "which hardware?" for measurements with this hardware key (the
     `hardware_key` of a Measurement): remembered for the next files, and applied to the stored
-    measurements not matched exactly (or to all with `overwrite_exact`). Returns rows updated."""
+    measurements not matched exactly (or to all with `overwrite_exact`). Returns the number of
+    measurements it changed."""
     if catalogue.get("accelerators", accelerator_id) is None:
         raise ValueError(f"'{accelerator_id}' is not an accelerator in the catalogue")
     if count is not None and count < 1:
         raise ValueError("the count must be at least 1")
-    table = BenchMeasurement.__table__
+    s = _S.c
+    where = [s.hardware_key == key, s.cpu_only.is_(False)]
+    if not overwrite_exact:
+        where.append((s.match_confidence != "exact") | s.accelerator_id.is_(None))
+    values = {"accelerator_id": accelerator_id, "match_confidence": "exact", "match_reason": "your answer"}
+    if count is not None:
+        values["accelerator_count"] = count
     with catalogue.engine.begin() as conn:
         _remember(conn, key, accelerator_id, count, by=getattr(catalogue, "user", ""))
-        query = update(table).where(table.c.hardware_key == key, table.c.cpu_only.is_(False))
-        if not overwrite_exact:
-            query = query.where((table.c.match_confidence != "exact") | table.c.accelerator_id.is_(None))
-        values = {"accelerator_id": accelerator_id, "match_confidence": "exact",
-                  "match_reason": "your answer"}
-        if count is not None:
-            values["accelerator_count"] = count
-        result = conn.execute(query.values(**values))
+        changed = conn.execute(select(func.count()).select_from(_M.join(_S)).where(*where)).scalar_one()
+        conn.execute(update(_S).where(*where).values(**values))
         if count is None:
-            conn.execute(update(table).where(table.c.hardware_key == key, table.c.accelerator_count.is_(None))
+            conn.execute(update(_S).where(s.hardware_key == key, s.accelerator_count.is_(None))
                          .values(accelerator_count=1))
-    return result.rowcount or 0
+    return changed
 
 
 def answer_model(catalogue, key: str, **fields) -> int:
     """The user's answer to "which model?" (model, params, precision, weights_bytes, prompt_tokens,
     ...) for measurements with this hardware key or, with key 'import:<id>', of one import: merged
-    into their workload and remembered. Returns rows updated."""
+    into their workload and remembered. Returns the number of measurements it changed."""
     unknown = set(fields) - set(MODEL_FIELDS)
     if unknown:
         raise ValueError(f"unknown model fields: {', '.join(sorted(unknown))} (known: {', '.join(MODEL_FIELDS)})")
     values = {k: v for k, v in fields.items() if v is not None}
     if "params" in values and not (isinstance(values["params"], int | float) and values["params"] > 0):
         raise ValueError("params must be a positive number")
-    table = BenchMeasurement.__table__
     with catalogue.engine.begin() as conn:
         if key.startswith("import:"):
-            where = table.c.import_id == int(key.split(":", 1)[1])
+            where = _S.c.import_id == int(key.split(":", 1)[1])
         else:
-            where = table.c.hardware_key == key
+            where = _S.c.hardware_key == key
             _remember(conn, key, None, None, values, by=getattr(catalogue, "user", ""))
-        rows = conn.execute(select(table.c.id, table.c.workload).where(where)).all()
-        for row_id, workload in rows:
-            conn.execute(update(table).where(table.c.id == row_id).values(workload=_merge_model(workload, values)))
-    return len(rows)
-
-
-def _merge_model(workload: dict | None, values: dict) -> dict:
-    merged = {**(workload or {}), **values}
-    for key in ("params", "precision"):
-        if key in values:
-            merged[f"{key}_from"] = "your answer"
-    return merged
+        for setup_id, workload in conn.execute(select(_S.c.id, _S.c.workload).where(where)).all():
+            conn.execute(update(_S).where(_S.c.id == setup_id).values(workload=merge_model(workload, values)))
+        # a measurement's own fields are read over its setup's: drop those the answer now gives
+        changed = 0
+        for row_id, workload in conn.execute(select(_M.c.id, _M.c.workload).select_from(_M.join(_S))
+                                             .where(where)).all():
+            changed += 1
+            if workload and any(k in workload for k in values):
+                conn.execute(update(_M).where(_M.c.id == row_id).values(
+                    workload={k: v for k, v in workload.items() if k not in values}))
+    return changed
 
 
 def forget_answer(catalogue, key: str) -> bool:
@@ -946,12 +788,13 @@ def _now() -> str:
 def data_revision(catalogue) -> tuple:
     """A cheap fingerprint of what calibration reads (stored measurements and answers): it
     changes whenever an import, a deletion or an answer changes them, in this process or another."""
-    m, a = BenchMeasurement.__table__, BenchAnswer.__table__
+    m, s, a = _M.c, _S.c, BenchAnswer.__table__
     with catalogue.engine.connect() as conn:
         # sum() of nothing is NULL, and the JSON column is measured as text: the same on SQLite and PostgreSQL
-        measured = conn.execute(select(func.count(), func.max(m.c.id),
-                                       func.coalesce(func.sum(func.length(m.c.accelerator_id)), 0),
-                                       func.coalesce(func.sum(m.c.accelerator_count), 0),
-                                       func.coalesce(func.sum(func.length(cast(m.c.workload, Text))), 0))).one()
+        measured = conn.execute(select(func.count(), func.max(m.id),
+                                       func.coalesce(func.sum(func.length(cast(m.workload, Text))), 0))).one()
+        setups = conn.execute(select(func.count(), func.coalesce(func.sum(func.length(s.accelerator_id)), 0),
+                                     func.coalesce(func.sum(s.accelerator_count), 0),
+                                     func.coalesce(func.sum(func.length(cast(s.workload, Text))), 0))).one()
         answered = conn.execute(select(func.count(), func.max(a.c.updated_at))).one()
-    return tuple(measured) + tuple(answered)
+    return tuple(measured) + tuple(setups) + tuple(answered)

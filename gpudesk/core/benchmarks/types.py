@@ -156,6 +156,63 @@ class Measurement:
         return " · ".join(bits)
 
 
+# The shared part of a run of measurements (everything but the figure itself), and the columns of
+# one measurement in a Batch: what the store writes per row.
+ROW_FIELDS = ("content_hash", "metric", "statistic", "value", "unit", "stddev", "record_index", "workload_json",
+              "conditions_json")
+
+
+@dataclass
+class Setup:
+    """What the measurements of one setup share: how the hardware was named and matched, and the
+    workload and conditions common to all of them (a Batch's rows add their own on top)."""
+
+    format: str
+    hardware_text: str = ""
+    accelerator_id: str | None = None
+    accelerator_count: int | None = None
+    match_confidence: str = "ask"
+    match_reason: str = ""
+    hardware_key: str = ""
+    cpu_only: bool = False
+    workload: dict = field(default_factory=dict)
+    conditions: dict = field(default_factory=dict)
+
+
+@dataclass
+class Batch:
+    """Measurements of one setup, one tuple per measurement in ROW_FIELDS order; `workload_json`
+    and `conditions_json` are the JSON texts of what a row adds to the setup's workload and
+    conditions. Importers of files with many records of a few setups (llama-bench) hand these to
+    the store, which writes the setup once and the rows in bulk; `measurements()` gives the same
+    figures as Measurement objects for everything else."""
+
+    setup: Setup
+    rows: list[tuple]
+    source_file: str = ""
+
+    def measurements(self) -> Iterator[Measurement]:
+        s = self.setup
+        loads = json.loads
+        for content, metric, statistic, value, unit, stddev, index, workload, conditions in self.rows:
+            yield Measurement(
+                format=s.format, metric=metric, value=value, unit=unit, source_file=self.source_file,
+                record_index=index, hardware_text=s.hardware_text, accelerator_id=s.accelerator_id,
+                accelerator_count=s.accelerator_count, match_confidence=s.match_confidence,
+                match_reason=s.match_reason, hardware_key=s.hardware_key, cpu_only=s.cpu_only, statistic=statistic,
+                stddev=stddev, workload={**s.workload, **loads(workload)},
+                conditions={**s.conditions, **loads(conditions)}, content_hash=content)
+
+
+def expand(items: Iterable) -> Iterator:
+    """An importer's stream with every Batch given as its Measurements (the order kept)."""
+    for item in items:
+        if isinstance(item, Batch):
+            yield from item.measurements()
+        else:
+            yield item
+
+
 @dataclass
 class ParseResult:
     measurements: list[Measurement] = field(default_factory=list)
@@ -174,7 +231,7 @@ def collect(items: Iterable, format_name: str | None = None, max_problems: int =
     result = ParseResult(format=format_name)
     extra = 0
     last_file = ""
-    for item in items:
+    for item in expand(items):
         if isinstance(item, Measurement):
             result.measurements.append(item)
         elif isinstance(item, Problem):

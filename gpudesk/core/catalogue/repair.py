@@ -31,6 +31,7 @@ USER_TABLES: tuple[tuple[str, str | None], ...] = (
     *((t, "origin != 'bundled'") for t in CATALOGUE_TABLES),
     ("workload_presets", "origin != 'bundled'"),
     ("bench_imports", None),
+    ("bench_setups", None),
     ("bench_measurements", None),
     ("bench_answers", None),
 )
@@ -175,8 +176,11 @@ def _salvage(source: Path, target: Path, report: RepairReport) -> str | None:
         dst_columns = {t: [c.name for c in table.columns] for t, table in pagescan.tables_of(dst).items()}
         for table, user_rows in USER_TABLES:
             if table in dst_columns and table in schema:
-                _salvage_table(dst, src if table in tables else None, table, user_rows,
-                               [c.name for c in schema[table].columns], dst_columns[table], page_rows, report)
+                columns = [c.name for c in schema[table].columns]
+                convert = _OldMeasurements(dst) if table == "bench_measurements" and "setup_id" not in columns \
+                    else None  # the damaged file predates migration 0005: each row's setup gets its own row
+                _salvage_table(dst, src if table in tables else None, table, user_rows, columns,
+                               columns if convert else dst_columns[table], page_rows, report, convert)
         imported = _imported_meta(src, tables) if src is not None else None
         if imported:
             dst.execute("INSERT OR REPLACE INTO catalogue_meta (key, value) VALUES (?, ?)", (IMPORTED_META, imported))
@@ -189,7 +193,7 @@ def _salvage(source: Path, target: Path, report: RepairReport) -> str | None:
 
 
 def _salvage_table(dst, src, table: str, user_rows, columns: list[str], dst_columns: list[str], page_rows,
-                   report: RepairReport) -> None:
+                   report: RepairReport, convert=None) -> None:
     """One table's user rows: SQLite's reads of the damaged file first, then its pages."""
     wanted = [c for c in columns if c in dst_columns]
     rows: dict[int, tuple] = {}  # rowid -> values of `wanted`
@@ -211,13 +215,40 @@ def _salvage_table(dst, src, table: str, user_rows, columns: list[str], dst_colu
     salvaged = 0
     for rowid in sorted(rows):
         try:
-            dst.execute(insert, rows[rowid])
+            if convert is not None:
+                convert(dict(zip(wanted, rows[rowid], strict=True)))
+            else:
+                dst.execute(insert, rows[rowid])
             salvaged += 1
         except sqlite3.Error as exc:  # refused by the new schema (a value of the wrong kind)
             log.info("%s row %s not salvaged: %s", table, rowid, exc)
             lost += 1
     report.salvaged[table] = salvaged
     report.lost[table] = lost
+
+
+class _OldMeasurements:
+    """Writes measurement rows of the one-table layout that migration 0005 split: what a row shared
+    with others of its import (hardware, workload, conditions) becomes a bench_setups row, once."""
+
+    SETUP = ("import_id", "format", "hardware_text", "hardware_key", "accelerator_id", "accelerator_count",
+             "match_confidence", "match_reason", "cpu_only", "workload", "conditions")
+    ROW = ("id", "content_hash", "metric", "statistic", "value", "unit", "stddev", "record_index")
+
+    def __init__(self, dst: sqlite3.Connection):
+        self.dst = dst
+        self.setups: dict[tuple, int] = {}
+
+    def __call__(self, row: dict) -> None:
+        key = tuple(row.get(c) for c in self.SETUP)
+        setup_id = self.setups.get(key)
+        if setup_id is None:
+            cursor = self.dst.execute(f"INSERT INTO bench_setups ({', '.join(self.SETUP)}) "  # noqa: S608
+                                      f"VALUES ({', '.join('?' * len(self.SETUP))})", key)
+            setup_id = self.setups[key] = cursor.lastrowid
+        self.dst.execute(f"INSERT OR REPLACE INTO bench_measurements ({', '.join(self.ROW)}, setup_id, workload, "  # noqa: S608
+                         f"conditions) VALUES ({', '.join('?' * len(self.ROW))}, ?, '{{}}', '{{}}')",
+                         (*(row.get(c) for c in self.ROW), setup_id))
 
 
 def _open_damaged(source: Path, report: RepairReport) -> tuple[sqlite3.Connection | None, set[str]]:
