@@ -30,7 +30,7 @@ from gpudesk.ui.window import help as window_help
 from gpudesk.ui.window import offline, recovery
 from gpudesk.ui.window.loader import CatalogueLoader
 from gpudesk.ui.window.menus import build_menus
-from gpudesk.ui.window.sidebar import sidebar
+from gpudesk.ui.window.sidebar import ITEM_HEIGHT_PX, WIDE_PX, Sidebar
 from gpudesk.ui.window.state import restore_state, save_state
 
 PAGES = (
@@ -62,14 +62,13 @@ class MainWindow(QMainWindow):
         self.nav = QListWidget()
         self.nav.setObjectName("navigation")
         self.nav.setIconSize(QSize(20, 20))
-        self.nav.setFixedWidth(190)
         self.stack = QStackedWidget()
         self.pages: dict[str, QWidget] = {}
         self._page_index: dict[str, int] = {}
         for key, label, icon in PAGES:
             item = QListWidgetItem(QIcon(str(paths.resource("icons", icon))), label)
             item.setData(Qt.ItemDataRole.UserRole, key)
-            item.setSizeHint(QSize(180, 40))
+            item.setSizeHint(QSize(WIDE_PX - 10, ITEM_HEIGHT_PX))
             self.nav.addItem(item)
             holder = QWidget()
             QVBoxLayout(holder).setContentsMargins(0, 0, 0, 0)
@@ -85,7 +84,8 @@ class MainWindow(QMainWindow):
         layout = QHBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addWidget(sidebar(self.nav))
+        self.sidebar = Sidebar(self.nav)
+        layout.addWidget(self.sidebar)
         layout.addWidget(self.stack, 1)
         self.setCentralWidget(central)
         self.setAcceptDrops(True)  # result files and scenarios dropped anywhere on the window
@@ -94,6 +94,10 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.catalogue_status)
         self._build_menus()
         self._restore_state()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self.sidebar.fit_window(event.size().width())
+        super().resizeEvent(event)
 
     # ------------------------------------------------------------------ start-up
     def start(self, database_url: str | None = None, read_only_copy_of: str | None = None) -> None:

@@ -127,3 +127,52 @@ def test_far_out_the_overview_draws_racks_as_boxes_and_bundles_links(view, catal
     assert not overview.isVisible()
     assert not any(item.flags() & item.GraphicsItemFlag.ItemHasNoContents for item in view.scene.node_items.values())
     assert view.scene.links.isVisible()
+
+
+def test_a_node_dragged_far_out_moves_apart_from_the_bundles_until_the_view_settles(view, catalogue, monkeypatch):
+    """While a node is dragged in the overview the bundles of everything else are computed once and
+    kept; the node and its links are drawn where they are at each move; once the view settles the
+    bundles take them in again."""
+    nodes, links = fat_tree(view.graph, catalogue)
+    view.push(AddItems(nodes, links))
+    canvas = view.canvas
+    canvas.resetTransform()
+    canvas.scale(0.05, 0.05)
+    canvas._detail_changed()
+    overview, scene = view.scene.overview, view.scene
+    assert overview.isVisible()
+    full_boxes, full_lines = overview.drawn_counts(0.05)
+    computed = []
+    real = type(overview)._bundles
+    monkeypatch.setattr(type(overview), "_bundles", lambda self, level: computed.append(level) or real(self, level))
+    scene.fast = True  # the user is moving something (the view turns this on when frames are slow)
+    leaf = scene.node_items["leaf0"]
+    for step in range(1, 6):
+        leaf.setPos(leaf.x() + 300, leaf.y())
+        boxes, lines = overview._drawing(0.05)
+        dragged_boxes, dragged_lines = overview._dragged()
+        # the leaf is a box of its own, and each of its 16 machine and 3 spine links a line of its own,
+        # from where the leaf is now
+        assert sum(len(r) for _s, r in dragged_boxes) == 1
+        segments = [tuple(row) for _s, _w, rows in dragged_lines for row in rows]
+        assert len(segments) == 16 + SPINES
+        centre = (leaf.centre().x(), leaf.centre().y())
+        assert all(centre in ((a, b), (c, d)) for a, b, c, d in segments), step
+        assert sum(len(r) for _s, r in boxes) < full_boxes + 1
+    assert len(computed) == 1  # the others' bundles once for the whole drag, not once per move
+    scene.fast = False  # the view settled: drawn at full quality, with the leaf in the bundles again
+    overview.paint(_NullPainter(), None)
+    assert overview._moving == set() and len(computed) == 2
+    assert overview.drawn_counts(0.05)[1] >= 1
+
+
+class _NullPainter:
+    """Stands in for QPainter where only the overview's choice of what to draw is tested."""
+
+    def worldTransform(self):  # noqa: N802 - QPainter's name
+        from PySide6.QtGui import QTransform
+
+        return QTransform.fromScale(0.05, 0.05)
+
+    def __getattr__(self, _name):
+        return lambda *args, **kwargs: None

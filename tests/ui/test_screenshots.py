@@ -59,6 +59,18 @@ def _toolbars_overflow(view) -> list[str]:
     return out
 
 
+def _buyer_columns(view) -> dict:
+    """How far the accelerators' buyer columns (name to price date) reach, and the table's width."""
+    from gpudesk.ui.catalogue.columns import DEFAULT_COLUMNS
+
+    header = view.table.horizontalHeader()
+    keys = DEFAULT_COLUMNS["accelerators"][:DEFAULT_COLUMNS["accelerators"].index("latest_price_date") + 1]
+    right = max(header.sectionViewportPosition(view.model.column_index(k)) + header.sectionSize(
+        view.model.column_index(k)) for k in keys)
+    return {"kind": view.kind, "right": right, "viewport": view.table.viewport().width(),
+            "scrolled": view.table.horizontalScrollBar().value()}
+
+
 def render(out: Path, sizes: list[tuple[int, int]]) -> dict:
     from PySide6.QtWidgets import QApplication
 
@@ -96,6 +108,9 @@ def render(out: Path, sizes: list[tuple[int, int]]) -> dict:
             shot = {"view": key, "size": [width, height], "file": name,
                     "window": [win.width(), win.height()], "pixels": [pixmap.width(), pixmap.height()],
                     "cut": _cut_widgets(view), "toolbar_overflow": _toolbars_overflow(view)}
+            if key == "catalogue":
+                shot["catalogue"] = _buyer_columns(view)
+                shot["sidebar_width"] = win.sidebar.width()
             if key == "compare":
                 table = compare.table
                 shot["compare"] = {"columns": compare.model.columnCount(),
@@ -156,6 +171,15 @@ def test_every_view_at_every_size(catalogue, gpudesk_home, tmp_path):
         if shot["view"] == "compare" and shot["size"][0] >= 1366:
             assert shot["compare"]["columns"] == 6
             assert not shot["compare"]["horizontal_scroll"], shot["file"]
+
+    # the catalogue's buyer columns (memory, bandwidth, peaks, TDP, price and its date) are all in
+    # sight at every size, the navigation a rail of icons below 1500 pixels
+    for shot in shots:
+        if shot["view"] == "catalogue":
+            columns = shot["catalogue"]
+            assert columns["kind"] == "accelerators" and columns["scrolled"] == 0
+            assert columns["right"] <= columns["viewport"], (shot["file"], columns)
+            assert shot["sidebar_width"] == (56 if shot["size"][0] < 1500 else 190), shot["file"]
 
     # the cluster view: no label or button is cut off, and its toolbar needs no overflow menu
     for shot in shots:

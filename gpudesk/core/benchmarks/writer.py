@@ -113,7 +113,9 @@ class RowWriter:
         self.seen = seen
         self.stored_here = stored_here
         self.import_id: int | None = None
-        self.bulk = conn.dialect.name == "sqlite" and seen is None and stored_here is None
+        # SQLite counts what it skips by itself; only figures that earlier files of a dry run would
+        # have stored (rolled back, so not in the database) need looking up one batch at a time
+        self.bulk = conn.dialect.name == "sqlite" and not seen
         self.pending: list[tuple] = []
         self._batch_setups: dict[int, tuple] = {}  # id(reader's Setup) -> (that Setup, setup id, hardware key)
         self._setups: dict[tuple, int] = {}  # (format, hardware, workload, conditions) -> setup id
@@ -255,10 +257,15 @@ class RowWriter:
     def finish(self) -> None:
         """Write what is pending, and drop the setups all of whose figures were already stored."""
         self.flush()
-        if self.import_id is not None and self.fr.duplicates:
-            s, m = BenchSetup.__table__, BenchMeasurement.__table__
+        if self.import_id is None:
+            return
+        s, m = BenchSetup.__table__, BenchMeasurement.__table__
+        if self.fr.duplicates:
             self.conn.execute(delete(s).where(s.c.import_id == self.import_id,
                                               ~exists().where(m.c.setup_id == s.c.id)))
+        if self.bulk and self.stored_here is not None:  # a dry run: what the next files would find stored
+            self.stored_here.update(self.conn.execute(select(m.c.content_hash).select_from(m.join(s))
+                                                      .where(s.c.import_id == self.import_id)).scalars())
 
 
 def _decoded(text: str) -> dict:

@@ -26,10 +26,13 @@ class OverviewItem(QGraphicsItem):
     the more they carry. A 10,000-machine fat tree (61,200 links) draws as a few hundred lines.
 
     Positions and link ends are the link layer's arrays (links.py), read in place: a dragged node
-    changes its row there, and the bundles of each zoom level are computed once."""
+    changes its row there, and the bundles of each zoom level are computed once. While nodes are
+    dragged the bundles leave them and their links out (computed once per drag) and these few are
+    drawn as they move; the bundles take them in again once the view settles."""
 
     BOX_PX = 12.0  # nodes closer than this on screen are drawn as one box
     SNAP_FRACTION = 1 / 12  # a link's ends snap to cells of about this share of its length on screen
+    MOVING_MAX = 200  # nodes dragged at once drawn apart from the bundles (beyond, all are bundled anew)
 
     def __init__(self, scene):
         super().__init__()
@@ -37,6 +40,8 @@ class OverviewItem(QGraphicsItem):
         self._structure = None  # the layer's arrays and each node's and link's base style
         self._styles_valid = False
         self._drawn: dict[int, tuple] = {}  # cell level -> what paint() draws there
+        self._moving: set[int] = set()  # rows of the nodes being dragged
+        self._moving_links = np.zeros(0, dtype=np.int64)  # rows of their links
         self._rect = QRectF()
         self.setZValue(-2)  # under the links and the nodes
         self.setVisible(False)
@@ -48,9 +53,11 @@ class OverviewItem(QGraphicsItem):
             self._styles_valid = False
             self._drawn.clear()
             self.update()
+        self._settle()
 
     def forget(self) -> None:
         """Nodes or links came or went: the arrays are read again when next drawn."""
+        self._settle()  # rows may have been renumbered
         if self._structure is None and not self._drawn:
             return
         self._structure = None
@@ -63,11 +70,25 @@ class OverviewItem(QGraphicsItem):
         self.forget()
         self._build_structure(update_rect=True)
 
-    def node_moved(self, _item) -> None:
-        """A node was dragged: the layer moved its row; the bundles are recomputed on the next paint."""
-        if self._drawn:
+    def node_moved(self, item) -> None:
+        """A node was dragged: the layer moved its row. A node not yet moving leaves the bundles
+        (recomputed without it on the next paint); one already out of them costs nothing. A drag of
+        more than MOVING_MAX nodes recomputes the bundles of all instead."""
+        row = self._scene.links.node_row.get(item.node_id)
+        if row is None or self._structure is None or len(self._moving) >= self.MOVING_MAX:
             self._drawn.clear()
-            self.update()
+        elif row not in self._moving:
+            self._moving.add(row)
+            self._moving_links = None  # found on the next paint, once for all the nodes moved meanwhile
+            self._drawn.clear()
+        self.update()
+
+    def _settle(self) -> None:
+        """The drag is over (the view drew at full quality): the moved nodes join the bundles again."""
+        if self._moving:
+            self._moving.clear()
+            self._moving_links = np.zeros(0, dtype=np.int64)
+            self._drawn.clear()
 
     def boundingRect(self) -> QRectF:  # noqa: N802 - Qt override
         return self._rect
@@ -146,29 +167,43 @@ class OverviewItem(QGraphicsItem):
         rects = np.hstack([low, high - low])
         return [(int(s), rects[style_of == s]) for s in np.unique(style_of)]
 
+    def _find_moving_links(self) -> None:
+        ends = self._structure["layer"].ends
+        moving = np.fromiter(self._moving, dtype=np.int64, count=len(self._moving))
+        self._moving_links = np.flatnonzero(np.isin(ends[:, 0], moving) | np.isin(ends[:, 1], moving)) \
+            if len(ends) else np.zeros(0, dtype=np.int64)
+
     def _bundles(self, level: int) -> tuple:
+        """(boxes, bundled lines) at this level, of every node and link but those being dragged."""
         st = self._structure
         layer = st["layer"]
         cell = float(2 ** level)  # scene units: about BOX_PX on screen at this level
-        xy = layer.xy
-        boxes = self._boxes(cell, xy, st["node_style"])
+        xy, node_style = layer.xy, st["node_style"]
+        ends, link_style = layer.ends, st["link_style"]
+        if self._moving:
+            still = np.ones(len(xy), dtype=bool)
+            still[list(self._moving)] = False
+            xy, node_style = xy[still], node_style[still]
+            kept = np.ones(len(ends), dtype=bool)
+            kept[self._moving_links] = False
+            ends, link_style = ends[kept], link_style[kept]
+        boxes = self._boxes(cell, xy, node_style)
         # links: ends snapped to cells that grow with the link's length; equal ones drawn once
         lines: list[tuple[int, float, np.ndarray]] = []
-        ends = layer.ends
         if len(ends):
-            centres = xy + (NODE_W / 2, NODE_H / 2)
+            centres = layer.xy + (NODE_W / 2, NODE_H / 2)
             a, b = centres[ends[:, 0]], centres[ends[:, 1]]
             length = np.hypot(*(b - a).T)
             snap_level = np.maximum(np.floor(np.log2(np.maximum(length * self.SNAP_FRACTION, cell))), level)
             snap = np.exp2(snap_level)[:, None]
-            keys = np.column_stack([snap_level, np.floor(a / snap), np.floor(b / snap), st["link_style"]])
+            keys = np.column_stack([snap_level, np.floor(a / snap), np.floor(b / snap), link_style])
             group, counts = _groups(keys.astype(np.int64))
             # each bundle runs between the mean ends of the links it carries
             sums = np.zeros((len(counts), 4))
             np.add.at(sums, group, np.column_stack([a, b]))
             mean = sums / counts[:, None]
             style_of = np.zeros(len(counts), dtype=np.int64)
-            style_of[group] = st["link_style"]
+            style_of[group] = link_style
             width_class = np.minimum(np.floor(np.log10(counts)), 3).astype(np.int64)  # 1, 10, 100, 1000+
             same = (np.abs(mean[:, 0] - mean[:, 2]) < cell / 2) & (np.abs(mean[:, 1] - mean[:, 3]) < cell / 2)
             pens = style_of * 4 + width_class
@@ -183,13 +218,33 @@ class OverviewItem(QGraphicsItem):
         if not self._styles_valid:
             self._build_styles()
         level = self._level_for(scale)
+        if self._moving and self._moving_links is None:
+            self._find_moving_links()
         drawn = self._drawn.get(level)
         if drawn is None:
             drawn = self._drawn[level] = self._bundles(level)
         return drawn
 
+    def _dragged(self) -> tuple:
+        """(boxes, lines) of the nodes being dragged and their links, where they are now."""
+        st = self._structure
+        layer = st["layer"]
+        rows = np.fromiter(self._moving, dtype=np.int64, count=len(self._moving))
+        rects = np.column_stack([layer.xy[rows], np.full((len(rows), 2), (NODE_W, NODE_H))])
+        boxes = [(int(s), rects[st["node_style"][rows] == s]) for s in np.unique(st["node_style"][rows])]
+        centres = layer.xy + (NODE_W / 2, NODE_H / 2)
+        ends = layer.ends[self._moving_links]
+        segments = np.hstack([centres[ends[:, 0]], centres[ends[:, 1]]])
+        style = st["link_style"][self._moving_links]
+        return boxes, [(int(s), 1.0, segments[style == s]) for s in np.unique(style)]
+
     def paint(self, painter: QPainter, option, widget=None) -> None:
+        if self._moving and not self._scene.fast:
+            self._settle()  # drawn at full quality: the drag has paused or ended
         boxes, lines = self._drawing(painter.worldTransform().m11())
+        if self._moving:
+            dragged_boxes, dragged_lines = self._dragged()
+            boxes, lines = boxes + dragged_boxes, lines + dragged_lines
         styles = self._structure["styles"]
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         for style, width, group_lines in lines:

@@ -4,7 +4,6 @@ behind each blank cell), and the header's remembered order, widths and hidden co
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray
-from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QMenu, QTableView
 
 from gpudesk.core.catalogue.blanks import why_blank
@@ -152,16 +151,6 @@ class HeaderMemory:
 
     def fit(self) -> None:
         fit_columns(self.table, self.model, maximum=230)
-        # fit_columns measures a two-line header as one line: measure its longest line instead
-        font = QFont(self.table.horizontalHeader().font())
-        font.setBold(True)  # the style sheet's header font
-        metrics = QFontMetrics(font)
-        for i, col in enumerate(self.model.columns()):
-            if "\n" in col.header:
-                head = max(metrics.horizontalAdvance(line) for line in col.header.split("\n")) + 30
-                texts = {col.display(row.get(col.key)) for row in self.model.rows()[:400]}
-                cells = max((self.table.fontMetrics().horizontalAdvance(t) for t in texts), default=0) + 22
-                self.table.horizontalHeader().resizeSection(i, max(60, head, cells))
 
     def menu(self, parent, pos, set_visible, reset) -> None:
         """The header's right-click menu: a check per column and 'Default columns'."""

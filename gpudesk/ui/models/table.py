@@ -195,7 +195,8 @@ def fit_columns(view, model: RowTableModel, minimum: int = 60, maximum: int = 26
     header = view.horizontalHeader()
     padding = 2 * view.style().pixelMetric(view.style().PixelMetric.PM_FocusFrameHMargin) + 18
     for i, col in enumerate(model._columns):
-        width = heads.horizontalAdvance(col.header) + 22  # room for the sort arrow
+        # a header of two lines (name, unit) is as wide as its wider line; room for the sort arrow
+        width = max(heads.horizontalAdvance(line) for line in col.header.split("\n")) + 22
         texts = {col.text(row) if col.text is not None else col.display(row.get(col.key)) for row in rows}
         if texts:
             width = max(width, max(cells.horizontalAdvance(t) for t in texts) + padding)
