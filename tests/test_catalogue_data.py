@@ -154,3 +154,22 @@ def test_workload_presets_are_valid_scenario_workloads(bundle):
     for name in ("nanochat-d20", "nanochat-d16", "gpt3-175b", "llama3-8b-train", "llama3-70b-train",
                  "llama3-405b-train", "llama3-70b-serve", "resnet50-imagenet"):
         assert name in ids
+
+
+def test_a_blank_cell_says_why_from_the_data(catalogue):
+    """Blank figures are told apart: one the entry's notes say was left out (not published), an FP8
+    rate of an architecture that has none (not applicable), and a figure nobody found (unknown)."""
+    from gpudesk.core.catalogue.blanks import NOT_APPLICABLE, NOT_PUBLISHED, UNKNOWN, why_blank
+
+    laptop = catalogue.get("accelerators", "rtx-5090-laptop")
+    left_out = why_blank(catalogue, "accelerators", laptop, "mem_bandwidth_gbs", "bandwidth")
+    assert left_out.reason == NOT_PUBLISHED and "mem_bandwidth_gbs left out because the GDDR7" in left_out.text
+    assert left_out.short == "—"
+    assert why_blank(catalogue, "accelerators", laptop, "memory_gb") is None  # 24 GB: not blank
+    xavier = catalogue.get("accelerators", "jetson-agx-xavier-32gb")
+    assert why_blank(catalogue, "accelerators", xavier, "tdp_w").reason == NOT_PUBLISHED
+    a10 = catalogue.get("accelerators", "a10")  # Ampere: no FP8 units in any catalogued Ampere device
+    fp8 = why_blank(catalogue, "accelerators", a10, "fp8_tflops", "FP8")
+    assert fp8.reason == NOT_APPLICABLE and fp8.short == "n/a" and "NVIDIA Ampere" in fp8.text
+    unknown = why_blank(catalogue, "accelerators", dict(a10, pcie_gen=None), "pcie_gen", "PCIe gen")
+    assert unknown.reason == UNKNOWN and unknown.text == "Unknown: no PCIe gen figure in the documents read."

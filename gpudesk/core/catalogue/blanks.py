@@ -35,7 +35,10 @@ def _sentences(notes: str) -> list[str]:
 
 def _left_out(record: dict, field: str) -> str:
     """The notes' sentence saying `field` was left out, if any."""
-    for sentence in _sentences(record.get("notes") or ""):
+    notes = record.get("notes") or ""
+    if field not in notes:  # most notes never name the field: no sentence to look through
+        return ""
+    for sentence in _sentences(notes):
         if re.search(rf"\b{re.escape(field)}\b", sentence) and re.search(r"\bleft out\b|\bnot published\b|\bpublishes no",
                                                                          sentence, re.IGNORECASE):
             return sentence
