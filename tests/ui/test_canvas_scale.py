@@ -64,8 +64,13 @@ def test_a_fat_tree_added_in_one_step_makes_each_item_once_and_notifies_once(vie
     assert view.scene.node_items["m5"].pos().x() == nodes[SPINES + LEAVES + 5].x
     # the scene rect grew to hold the whole drawing, once
     assert view.scene.sceneRect().contains(view.scene.itemsBoundingRect())
-    # one undo step takes all of it away, and redo brings it back
+    # one undo step takes all of it away (the link layer dropping every row in one pass, one
+    # repaint: not one per link), and redo brings it back
+    repaints = []
+    layer_update = view.scene.links.update
+    monkeypatch.setattr(view.scene.links, "update", lambda *a: repaints.append(a) or layer_update(*a))
     view.undo_stack.undo()
+    assert len(repaints) == 1
     layers = {view.scene.overview, view.scene.links}
     assert not view.scene.node_items and not view.scene.link_items and view.scene.links.count == 0
     assert not [item for item in view.scene.items() if item not in layers]

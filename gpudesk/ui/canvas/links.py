@@ -125,19 +125,25 @@ class LinkLayerItem(QGraphicsItem):
         self.alive = np.concatenate([self.alive, np.ones(n, dtype=bool)])
         self._grow(lines)
 
-    def remove_link(self, record: LinkItem) -> bool:
-        """Drop a link's row; True when it was selected."""
-        row = record.row
-        if row < 0:
+    def remove_links(self, records) -> bool:
+        """Drop the links' rows, repainting their area once; True when any was selected."""
+        rows = []
+        no_links: set = set()
+        for record in records:
+            if record.row < 0:
+                continue
+            rows.append(record.row)
+            self.records[record.row] = None
+            record.row = -1
+            for node_id in (record.source.node_id, record.target.node_id):
+                self._node_links.get(node_id, no_links).discard(record)
+        if not rows:
             return False
-        was_selected = bool(self.selected[row])
-        self.alive[row] = self.selected[row] = False
-        self.records[row] = None
-        record.row = -1
-        for node_id in (record.source.node_id, record.target.node_id):
-            self._node_links.get(node_id, set()).discard(record)
-        self.dead += 1
-        self.update(self._rows_rect(np.array([row])))
+        gone = np.array(rows, dtype=np.int64)
+        was_selected = bool(self.selected[gone].any())
+        self.alive[gone] = self.selected[gone] = False
+        self.dead += len(rows)
+        self.update(self._rows_rect(gone))
         return was_selected
 
     def finish_edit(self) -> None:

@@ -150,8 +150,7 @@ class ClusterScene(SceneGestures, QGraphicsScene):
             self._add_queued()
 
     def _items_removed(self, nodes: list[Node], links: list[Link]) -> None:
-        for link in links:
-            self._drop_link(link)
+        self._drop_links(links)
         for node in nodes:
             self._node_removed(node)
         if self._links_removed and not self.graph.in_batch:
@@ -220,19 +219,22 @@ class ClusterScene(SceneGestures, QGraphicsScene):
         return record
 
     def _link_removed(self, link: Link) -> None:
-        self._drop_link(link)
+        self._drop_links([link])
         if self._links_removed and not self.graph.in_batch:
             self._links_settle()
 
-    def _drop_link(self, link: Link) -> None:
-        """A link's row goes; the layer settles once, after the whole edit."""
-        if self._queued_links.pop(link.id, None) is not None:
-            return
-        record = self.link_items.pop(link.id, None)
-        if record is None:
-            return
-        self._selected_link_removed |= self.links.remove_link(record)
-        self._links_removed = True
+    def _drop_links(self, links: list[Link]) -> None:
+        """The links' rows go, in one pass and one repaint; the layer settles once, after the whole edit."""
+        records = []
+        for link in links:
+            if self._queued_links.pop(link.id, None) is not None:
+                continue
+            record = self.link_items.pop(link.id, None)
+            if record is not None:
+                records.append(record)
+        if records:
+            self._selected_link_removed |= self.links.remove_links(records)
+            self._links_removed = True
 
     def _links_settle(self) -> None:
         """After links went: the layer compacts and fits its extent, once per edit."""
