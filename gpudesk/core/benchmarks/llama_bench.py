@@ -334,7 +334,7 @@ def to_row(rec: dict, item: Record, name: str, cache: dict) -> tuple[Setup, list
     except KeyError:
         figures = None
     else:  # the usual record, read without a call per figure (this runs 100,000 times for a big file)
-        figures = (n_prompt, n_gen, n_depth, rate, stddev, len(samples), test_time) if (
+        figures = (n_prompt, n_gen, n_depth, rate, stddev, len(samples), test_time, True) if (
             type(n_prompt) is int and type(n_gen) is int and type(n_depth) is int and type(rate) is float
             and type(stddev) is float and type(samples) is list and samples and type(test_time) is str
             and 0 <= n_prompt <= _EXACT_INT and 0 <= n_gen <= _EXACT_INT and 0 <= n_depth <= _EXACT_INT
@@ -348,8 +348,9 @@ def to_row(rec: dict, item: Record, name: str, cache: dict) -> tuple[Setup, list
 
 
 def _figures(rec: dict, item: Record, name: str, problems: list[Problem]) -> tuple | None:
-    """(n_prompt, n_gen, n_depth, speed, its stddev, repetitions, test time) of any record, each
-    checked, with a problem for what is odd; None, with the reason, for a record that is skipped."""
+    """(n_prompt, n_gen, n_depth, speed, its stddev, repetitions, test time, whether that time is
+    plain text JSON takes as it is) of any record, each checked, with a problem for what is odd;
+    None, with the reason, for a record that is skipped."""
     n_prompt = _count(rec.get("n_prompt"))
     n_gen = _count(rec.get("n_gen"))
     n_depth = _count(rec.get("n_depth"))
@@ -388,12 +389,13 @@ def _figures(rec: dict, item: Record, name: str, problems: list[Problem]) -> tup
         test_time = clean_text(test_time, 40)
     elif not isinstance(test_time, str):
         test_time = None
-    return n_prompt, n_gen, n_depth, rate, stddev, len(samples) if samples else None, test_time
+    plain = test_time is not None and _PLAIN.fullmatch(test_time) is not None
+    return n_prompt, n_gen, n_depth, rate, stddev, len(samples) if samples else None, test_time, plain
 
 
 def _row(setup: _Setup, figures: tuple, declared, item: Record, name: str, problems: list[Problem]) -> tuple:
     """The stored row of a record's figures (types.ROW_FIELDS), and a problem when its 'test' disagrees."""
-    n_prompt, n_gen, n_depth, rate, stddev, repetitions, test_time = figures
+    n_prompt, n_gen, n_depth, rate, stddev, repetitions, test_time, plain = figures
     if n_prompt > 0 and n_gen == 0:
         metric, test = "prefill_tokens_per_s", f"pp{n_prompt}"
     elif n_prompt == 0:
@@ -410,7 +412,7 @@ def _row(setup: _Setup, figures: tuple, declared, item: Record, name: str, probl
     # is) or cleaned text, which is encoded
     if test_time is None:
         conditions = f'{{"repetitions":{repetitions or "null"}}}'
-    elif _PLAIN.fullmatch(test_time):
+    elif plain:
         conditions = f'{{"repetitions":{repetitions or "null"},"test_time":"{test_time}"}}'
     else:
         conditions = f'{{"repetitions":{repetitions or "null"},"test_time":{_JSON.encode(test_time)}}}'
