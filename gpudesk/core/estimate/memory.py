@@ -283,9 +283,9 @@ def serving_weights_gb(w: Workload, s: Shape, tp: int, pp: int) -> float:
 def kv_gb_per_sequence(w: Workload, s: Shape, context: float, tp: int, pp: int) -> float:
     """KV cache of one sequence of `context` tokens on one device (KV heads split over tensor
     parallelism until each device holds one; MLA's latent is replicated)."""
-    split = tp if s.attention == "mla" else min(tp, max(1, s.kv_heads))
-    if s.attention == "mla":
-        split = 1
+    # MLA caches one latent per token that every head reads, so each tensor-parallel rank holds it
+    # all (vLLM and SGLang replicate it; SGLang's data-parallel attention exists for that reason)
+    split = 1 if s.attention == "mla" else min(tp, max(1, s.kv_heads))
     return kv_bytes_per_token(w, s, context) * context / (split * pp) / GB
 
 
