@@ -79,23 +79,21 @@ def run_step(step: str, path: Path, trace: bool) -> dict:
 
     catalogue = Catalogue.open(None, ROOT / "data")
 
-    def json_parse():
+    def parse_lines(loads):
         count = 0
         with path.open(encoding="utf-8") as handle:
             for line in handle:
-                json.loads(line)
+                loads(line)
                 count += 1
         return count
+
+    def json_parse():
+        return parse_lines(json.loads)
 
     def orjson_parse():
         import orjson
 
-        count = 0
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                orjson.loads(line)
-                count += 1
-        return count
+        return parse_lines(orjson.loads)
 
     def parse():
         return sum(len(item.rows) for item in llama_bench.iter_batches(path) if hasattr(item, "rows"))
