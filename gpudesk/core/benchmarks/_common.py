@@ -3,6 +3,7 @@ keys, and guessing a model's size and precision from its name."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 
@@ -29,6 +30,22 @@ def open_or_problem(source, source_name: str | None, max_bytes: int | None = Non
         return open_source(source, source_name, max_bytes), None
     except SourceError as exc:
         return None, exc.problem
+
+
+def opened(reader: Callable[..., Iterator[Item]]) -> Callable[..., Iterator[Item]]:
+    """A reader of an opened Source made one of a path, a text or a Source and its name: the file is
+    opened (and checked: size, binary content) when the stream is first read, and a file that cannot
+    be read gives its one problem instead of the reader's items."""
+
+    @functools.wraps(reader)
+    def read(source, source_name: str | None = None, *args, **kwargs) -> Iterator[Item]:
+        src, problem = open_or_problem(source, source_name)
+        if problem is not None:
+            yield problem
+            return
+        yield from reader(src, *args, **kwargs)
+
+    return read
 
 
 def repeats(out, said: set[str]) -> bool:
@@ -92,14 +109,11 @@ def _unreadable(name: str, item: Record, exc: Exception) -> Problem:
     return Problem(name, item.place, f"the record could not be read ({type(exc).__name__}: {exc}); skipped", "warning")
 
 
-def run_json(source, source_name: str | None, fmt: str, what: str, is_record: Callable[[dict], bool],
-             convert: Converter, max_record_chars: int | None = None) -> Iterator[Item]:
+@opened
+def run_json(src: Source, fmt: str, what: str, is_record: Callable[[dict], bool], convert: Converter,
+             max_record_chars: int | None = None) -> Iterator[Item]:
     """Convert every record of a JSON/JSONL file that `is_record` accepts; problems for the rest.
     Ends with an error problem when nothing at all could be read."""
-    src, problem = open_or_problem(source, source_name)
-    if problem is not None:
-        yield problem
-        return
     name = src.name
     tally = _Tally()
     said: set[str] = set()  # questions and notes are said once per file, not once per record
@@ -132,16 +146,13 @@ BATCH_ROWS = 2000  # rows of one setup handed over together
 RowConverter = Callable[[dict, Record, str], tuple[Setup, list[Problem], tuple | None]]
 
 
-def run_json_rows(source, source_name: str | None, what: str, is_record: Callable[[dict], bool],
-                  to_row: RowConverter, max_record_chars: int | None = None) -> Iterator[Item]:
+@opened
+def run_json_rows(src: Source, what: str, is_record: Callable[[dict], bool], to_row: RowConverter,
+                  max_record_chars: int | None = None) -> Iterator[Item]:
     """As run_json, for importers whose every record gives one row (types.ROW_FIELDS) of one of a
     few setups: the rows of consecutive records of one setup come as a Batch (at most BATCH_ROWS),
     which the store writes in bulk. `to_row` returns the same Setup object for records that
     share their setup."""
-    src, problem = open_or_problem(source, source_name)
-    if problem is not None:
-        yield problem
-        return
     name = src.name
     tally = _Tally()
     said: set[str] = set()

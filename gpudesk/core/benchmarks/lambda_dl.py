@@ -25,7 +25,8 @@ import re
 from collections.abc import Iterator
 
 from gpudesk.core.benchmarks import matching
-from gpudesk.core.benchmarks._common import Item, has_keys, open_or_problem
+from gpudesk.core.benchmarks._common import Item, has_keys, opened
+from gpudesk.core.benchmarks.reader import Source
 from gpudesk.core.benchmarks.types import (
     Measurement,
     ParseResult,
@@ -108,11 +109,8 @@ def _workload(column: str, precision: str | None) -> dict:
     return workload
 
 
-def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
-    src, problem = open_or_problem(source, source_name)
-    if problem is not None:
-        yield problem
-        return
+@opened
+def iter_parse(src: Source, **_ignored) -> Iterator[Item]:
     name = src.name
     low = name.lower()
     precision = "fp16" if "fp16" in low else "fp32" if "fp32" in low else None

@@ -20,8 +20,8 @@ import re
 from collections.abc import Callable, Iterator
 
 from gpudesk.core.benchmarks import llama_bench
-from gpudesk.core.benchmarks._common import Item, open_or_problem, repeats
-from gpudesk.core.benchmarks.reader import Record, iter_lines
+from gpudesk.core.benchmarks._common import Item, opened, repeats
+from gpudesk.core.benchmarks.reader import Record, Source, iter_lines
 from gpudesk.core.benchmarks.types import (
     Measurement,
     ParseResult,
@@ -192,11 +192,8 @@ def _row_items(rec: dict, item: Record, extra: dict, name: str, cache: dict, sai
             yield out
 
 
-def iter_parse_markdown(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
-    src, problem = open_or_problem(source, source_name)
-    if problem is not None:
-        yield problem
-        return
+@opened
+def iter_parse_markdown(src: Source, **_ignored) -> Iterator[Item]:
     name = src.name
     devices = _Devices()
     for _number, line in iter_lines(src):  # the device and build lines, wherever they were pasted
@@ -245,11 +242,8 @@ def iter_parse_markdown(source, source_name: str | None = None, **_ignored) -> I
                       else "no llama-bench table rows in this file", "error")
 
 
-def iter_parse_csv(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
-    src, problem = open_or_problem(source, source_name)
-    if problem is not None:
-        yield problem
-        return
+@opened
+def iter_parse_csv(src: Source, **_ignored) -> Iterator[Item]:
     name = src.name
     cache: dict = {}
     said: set[str] = set()

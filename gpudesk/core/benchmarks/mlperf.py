@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from gpudesk.core.benchmarks import matching
-from gpudesk.core.benchmarks._common import Item, any_key, has_keys, open_or_problem
+from gpudesk.core.benchmarks._common import Item, any_key, has_keys, open_or_problem, opened
 from gpudesk.core.benchmarks.reader import Source, iter_json, iter_lines
 from gpudesk.core.benchmarks.types import (
     Measurement,
@@ -126,11 +126,8 @@ def parse(source, source_name: str | None = None, system: dict | None = None, **
     return collect(iter_parse(source, source_name, system=system), FORMAT)
 
 
-def iter_parse(source, source_name: str | None = None, system: dict | None = None, **_ignored) -> Iterator[Item]:
-    src, problem = open_or_problem(source, source_name)
-    if problem is not None:
-        yield problem
-        return
+@opened
+def iter_parse(src: Source, system: dict | None = None, **_ignored) -> Iterator[Item]:
     head = src.head(16 << 10)
     hint = str(src.path) if src.path is not None else src.name
     if looks_like_summary(head):

@@ -10,8 +10,8 @@ import re
 from collections.abc import Iterator
 
 from gpudesk.core.benchmarks import matching
-from gpudesk.core.benchmarks._common import Item, open_or_problem
-from gpudesk.core.benchmarks.reader import iter_lines
+from gpudesk.core.benchmarks._common import Item, opened
+from gpudesk.core.benchmarks.reader import Source, iter_lines
 from gpudesk.core.benchmarks.types import Measurement, ParseResult, Problem, collect, finish, parse_number
 
 FORMAT = "nccl-tests"
@@ -200,11 +200,8 @@ def _row_measurements(make, collective: str, row: dict, conditions: dict, index:
                 yield make(metric, value, "GB/s", dict(workload), conditions, index=index)
 
 
-def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
-    src, problem = open_or_problem(source, source_name)
-    if problem is not None:
-        yield problem
-        return
+@opened
+def iter_parse(src: Source, **_ignored) -> Iterator[Item]:
     name = src.name
     log = _Log().read(src)
     tests = log.tests

@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterator
 
 from gpudesk.core.benchmarks import matching
-from gpudesk.core.benchmarks._common import Item, model_guess, open_or_problem
-from gpudesk.core.benchmarks.reader import iter_lines
+from gpudesk.core.benchmarks._common import Item, model_guess, opened
+from gpudesk.core.benchmarks.reader import Source, iter_lines
 from gpudesk.core.benchmarks.types import Measurement, ParseResult, Problem, clean_text, collect, finish, parse_number
 
 FORMAT = "ollama"
@@ -55,11 +55,8 @@ def parse(source, source_name: str | None = None, **_ignored) -> ParseResult:
     return collect(iter_parse(source, source_name), FORMAT)
 
 
-def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
-    src, problem = open_or_problem(source, source_name)
-    if problem is not None:
-        yield problem
-        return
+@opened
+def iter_parse(src: Source, **_ignored) -> Iterator[Item]:
     name = src.name
     model = ""
     block: dict = {}
