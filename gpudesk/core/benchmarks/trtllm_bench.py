@@ -19,8 +19,8 @@ import re
 from collections.abc import Iterator
 
 from gpudesk.core.benchmarks import matching
-from gpudesk.core.benchmarks._common import Item, has_keys, model_guess, open_or_problem, run_json
-from gpudesk.core.benchmarks.reader import Record, iter_lines
+from gpudesk.core.benchmarks._common import Item, has_keys, model_guess, opened, run_json
+from gpudesk.core.benchmarks.reader import Record, Source, iter_lines
 from gpudesk.core.benchmarks.types import (
     Measurement,
     Numbers,
@@ -312,12 +312,9 @@ def _read_summaries(src) -> tuple[list[tuple[dict, int]], str | None]:
     return summaries, version
 
 
-def iter_parse_text(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
+@opened
+def iter_parse_text(src: Source, **_ignored) -> Iterator[Item]:
     """The summaries of a trtllm-bench console log (one per benchmark run printed in it)."""
-    src, problem = open_or_problem(source, source_name)
-    if problem is not None:
-        yield problem
-        return
     name = src.name
     summaries, version = _read_summaries(src)
     produced = 0
