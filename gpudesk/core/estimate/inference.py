@@ -139,7 +139,7 @@ def _estimate(inp, s, device, topo, cases: list[Serving], peak, reasons, notes, 
     calibrated = any(n.code == "calibrated" for n in notes)
     spread = 0.0 if calibrated else C.MODEL_ERROR["inference"]
     # the fastest a decode step can be: its bytes at the datasheet's full memory bandwidth
-    floor_step = m.step_bytes / ((device.mem_bandwidth_gbs or 1.0) * 1e9)
+    floor_step = m.step_bytes * lay.pp / ((device.mem_bandwidth_gbs or 1.0) * 1e9)  # the stages read in turn
     headroom = max(1.0, m.step_s / floor_step) if floor_step > 0 else float("inf")
     est = Estimate(w.kind, True, reasons, _range([c.output_tokens_per_s for c in cases], spread),
                    _range([c.round_s for c in cases], spread), None, memory, Range.exact(0.0), None, None,
@@ -147,7 +147,7 @@ def _estimate(inp, s, device, topo, cases: list[Serving], peak, reasons, notes, 
     est.decode_tokens_per_s_per_user = _capped(_range([1.0 / c.tpot_s for c in cases], spread), headroom)
     est.tpot_s = _floored(_range([c.tpot_s for c in cases], spread), headroom)
     est.decode_tokens_per_s_aggregate = _capped(
-        _range([c.batch * c.layout.replicas / c.step_s for c in cases], spread), headroom)
+        _range([min(max(1, w.concurrency), c.batch * c.layout.replicas) / c.step_s for c in cases], spread), headroom)
     est.ttft_s = _range([c.ttft_s for c in cases], spread)
     if peak is not None:
         est.prefill_tokens_per_s = _range([max(1, w.prompt_tokens) / c.prefill_s for c in cases], spread)

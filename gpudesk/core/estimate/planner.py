@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 
 from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.comm import (
+    Group,
     all_gather,
     all_reduce,
     all_to_all,
@@ -235,11 +236,14 @@ def _grad_bytes(ctx: Context, plan: Plan) -> tuple[float, float]:
 
 def _data_parallel(ctx: Context, plan: Plan, stage: StageTime) -> tuple[float, float]:
     """(exposed, total) seconds of data-parallel traffic per optimizer step. Per step, with Ψ
-    gradient bytes and m micro-batches: plain data parallel and ZeRO-1 move 2Ψ (one all-reduce,
-    hidden behind the last micro-batch's backward pass); ZeRO-2 reduce-scatters every micro-batch
-    and gathers the weights once, (m+1)Ψ; ZeRO-3/FSDP gathers the weights forward and backward
-    and reduce-scatters every micro-batch, 3mΨ (Rajbhandari et al. 2020, section 7; Zhao et al.
-    2023)."""
+    gradient bytes and m micro-batches: plain data parallel moves 2Ψ in one all-reduce, hidden
+    behind the last micro-batch's backward pass; ZeRO-1 as Megatron-LM's distributed optimizer
+    also moves 2Ψ, as a reduce-scatter of the gradients behind the last backward pass and a gather
+    of the updated weights behind the next forward pass (--overlap-grad-reduce,
+    --overlap-param-gather); ZeRO-2 reduce-scatters every micro-batch and gathers the weights
+    once, (m+1)Ψ; ZeRO-3/FSDP gathers the weights forward and backward and reduce-scatters every
+    micro-batch, 3mΨ (Rajbhandari et al. 2020, section 7; Zhao et al. 2023). So with nothing
+    recomputed, more sharding never exposes less traffic: the search stops at the least that fits."""
     if plan.dp * plan.cp <= 1:
         return 0.0, 0.0
     topo, case, m = ctx.topo, ctx.case, plan.micro_batches
@@ -251,16 +255,19 @@ def _data_parallel(ctx: Context, plan: Plan, stage: StageTime) -> tuple[float, f
     def both(fn, factor=1.0):
         return fn(dense_b * factor, replicas, topo, msgs) + fn(expert_b * factor, expert_replicas, topo, 1.0)
 
-    if plan.sharding in ("none", "zero1"):
+    if plan.sharding == "none":
         total = both(all_reduce)
         return exposed(total, stage.backward, case.overlap), total
-    if plan.sharding == "zero2":
+    if plan.sharding in ("zero1", "zero2"):
         rs, ag = both(reduce_scatter), both(all_gather)
-        return m * exposed(rs, stage.backward, case.overlap) + exposed(ag, stage.forward, case.overlap), m * rs + ag
+        scatters = 1 if plan.sharding == "zero1" else m  # ZeRO-2 keeps no whole gradient to accumulate into
+        return scatters * exposed(rs, stage.backward, case.overlap) + exposed(ag, stage.forward, case.overlap), \
+            scatters * rs + ag
     if plan.sharding == "hsdp":
         inside = place(min(plan.dp * plan.cp, max(1, topo.domain // plan.tp)), plan.tp, topo)
         ag = reduce_scatter(dense_b + expert_b, inside, topo, msgs)
-        across = all_reduce((dense_b + expert_b) / inside.size, replicas, topo, msgs) if replicas.domains > 1 else 0.0
+        across = all_reduce((dense_b + expert_b) / inside.size, Group(replicas.domains, 1), topo, msgs) \
+            if replicas.domains > 1 else 0.0
         per_mb = exposed(ag, stage.forward, case.overlap) + exposed(2 * ag, stage.backward, case.overlap)
         return m * per_mb + exposed(across, stage.backward, case.overlap), m * 3 * ag + across
     ag = both(all_gather)  # zero3: weights gathered forward and backward, gradients reduce-scattered

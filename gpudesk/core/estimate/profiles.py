@@ -144,6 +144,8 @@ def profile_of(device: Device) -> Profile:
             continue
         if form_word and form_word.lower() not in form:
             continue
+        if device.tensor_cores == 0 and not words and PROFILES[key].tensor:
+            continue  # a family-wide rule assumes matrix units this device is known to lack
         return PROFILES[key]
     if device.tensor_cores == 0:
         return PROFILES["nvidia-no-tensor"] if vendor == "nvidia" else PROFILES["generic"]

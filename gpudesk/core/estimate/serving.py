@@ -122,28 +122,37 @@ class Serving:
     bound: str
     weights_gb: float
     kv_gb: float
-    step_bytes: float = 0.0  # bytes one device reads in one decode step
+    step_bytes: float = 0.0  # bytes one device reads for one micro-batch (a token reads pp of these in turn)
 
 
 def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, batch: int, context: float,
                 server: bool) -> tuple[float, str, float]:
     """Seconds of one decode step of `batch` sequences at `context` tokens, what bounds it, and the
-    bytes each device reads in it (weights the step touches and the running sequences' KV cache)."""
+    bytes one device reads for one micro-batch (weights the step touches and the micro-batch's KV
+    cache; without a pipeline, the whole batch).
+
+    A pipeline passes each token through its stages in turn. With k = min(batch, pp) micro-batches
+    in flight (vLLM's virtual engines), each stage reads its weights for every micro-batch and the
+    KV cache and arithmetic of each sequence once: a step is pp stage times of one micro-batch, so
+    pipelining never shortens one sequence's step (it reads all the weights in turn) and spreads
+    the batch's KV reads and arithmetic over the stages."""
     split = lay.tp * lay.pp
+    in_flight = min(batch, lay.pp)  # micro-batches, each of `micro` sequences
+    micro = math.ceil(batch / in_flight)
     experts = expert_params(s)
     touched = 1.0
     if s.moe:
-        touched = 1.0 - (1.0 - s.experts_active / s.experts) ** batch  # share of experts some token routes to
+        touched = 1.0 - (1.0 - s.experts_active / s.experts) ** micro  # share of experts some token routes to
     params_read = (s.params - experts) + experts * touched
     weights = params_read * weight_bytes_per_param(w) / split
     kv = batch * kv_gb_per_sequence(w, s, context, lay.tp, lay.pp) * 1e9
-    memory = (weights + kv) / e.bandwidth
+    memory = (weights + kv / in_flight) / e.bandwidth  # a stage's read for one micro-batch
     if (is_quantised(w.precision) or w.precision == "int8") and e.compute_known:
         dequant = params_read / split * C.DEQUANT_OPS_PER_WEIGHT.get(w.precision, 4.0) / e.vector
         memory = max(memory, dequant) + C.DEQUANT_OVERLAP * min(memory, dequant)
-    flops = batch * inference_flops_per_token(s, context) / split
+    flops = batch / in_flight * inference_flops_per_token(s, context) / split
     # few rows: the matrix units idle, matrix-vector products run on the vector units (FMA = 2 FLOPs)
-    compute = flops / max(2.0 * e.vector, e.gemm * C.DECODE_GEMM_SHARE * size_factor(s.d_model / lay.tp, batch)) \
+    compute = flops / max(2.0 * e.vector, e.gemm * C.DECODE_GEMM_SHARE * size_factor(s.d_model / lay.tp, micro)) \
         if e.compute_known else 0.0
     if w.runtime == "eager":  # every operation launched from the host, which bounds small kernels
         kernels = s.layers * C.KERNELS_PER_LAYER_DECODE_EAGER * max(e.kernel_s, e.launch_s)
@@ -157,8 +166,8 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
         comm = 2 * s.layers * per_call * (1 if group.domains == 1 else 4)
     if lay.pp > 1:
         comm += (lay.pp - 1) * topo.intra_latency_s
-    step = max(memory, compute) + kernels + comm + (e.step_overhead_s if server else 0.0)
-    return step, ("compute" if compute > memory else "memory bandwidth"), weights + kv
+    step = lay.pp * max(memory, compute) + kernels + comm + (e.step_overhead_s if server else 0.0)
+    return step, ("compute" if compute > memory else "memory bandwidth"), weights + kv / in_flight
 
 
 def prefill(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout) -> tuple[float, float]:
@@ -221,7 +230,7 @@ def serve(w: Workload, s: Shape, device: Device, topo: Topology, lay: Layout, e:
         tpot = step + batch * w.prompt_tokens * pre_token / out_tokens
         queued = per_replica - batch
         ttft = (queued / rate if queued > 0 else 0.0) + w.prompt_tokens * pre_token + step
-    total_rate = rate * lay.replicas
+    total_rate = rate * min(lay.replicas, users / per_replica)  # replicas without a user serve nothing
     return Serving(lay, batch, limit, fit, per_replica - batch, step, pre_s, pre_token, total_rate,
                    total_rate * out_tokens, tpot, ttft, users / total_rate, bound, weights_gb, kv_seq * batch,
                    step_bytes)
@@ -247,12 +256,10 @@ def smallest_replica(w: Workload, s: Shape, device: Device, per_node: int) -> in
         tp = min(n, max(1, per_node))
         while tp > 1 and s.heads % tp:
             tp //= 2
-        pp = max(1, n // tp)
-        if tp * pp != n:
-            continue
+        pp = max(1, math.ceil(n / tp))  # a node of 6 holds TP6 and pipelines beyond: 12 devices, not 8
         fit, _w, _kv = kv_capacity(w, s, device, Layout(tp, pp, 1), w.prompt_tokens + w.output_tokens, False)
         if fit >= 1:
-            return n
+            return tp * pp
     return None
 
 

@@ -311,11 +311,12 @@ def _assumptions(setup: Setup, best: StepResult, found: SearchResult, cap: float
                    "(interleaved 1F1B, Narayanan et al. 2021); stages hold whole layers, the last also the output head.")
     if plan.dp > 1:
         out.append(
-            f"Data-parallel traffic as {plan.sharding.upper() if plan.sharding != 'none' else 'DDP'} sends it "
+            f"Data-parallel traffic as {_SHARDING_WORDS.get(plan.sharding, plan.sharding)} sends it "
             f"(ZeRO, Rajbhandari et al. 2020), hierarchical over {setup.topo.intra_name or 'the node'} and "
             f"{setup.topo.nic_count} × {setup.topo.inter_name or 'network'} per node; "
             f"{C.OVERLAP.likely:.0%} ({C.OVERLAP.pessimistic:.0%}–{C.OVERLAP.optimistic:.0%}) of what can overlap "
-            "hides behind the backward pass.")
+            "hides behind the computation: gradients behind the backward pass, sharded weights' gathers behind "
+            "the forward pass.")
     if found.alternatives:
         alts = "; ".join(f"{a.plan.short()} at {a.tokens_per_s / best.tokens_per_s:.0%}" for a in found.alternatives)
         out.append(f"Next best plans: {alts} of the chosen plan's throughput.")
@@ -324,11 +325,14 @@ def _assumptions(setup: Setup, best: StepResult, found: SearchResult, cap: float
     return out
 
 
+_SHARDING_WORDS = {"none": "DDP", "zero1": "ZeRO-1 (distributed optimizer)", "zero2": "ZeRO-2", "zero3": "ZeRO-3",
+                   "fsdp": "FSDP", "hsdp": "HSDP (hybrid sharding)"}
+
+
 def _sig(value: float) -> str:
-    """Three significant figures, with thousands separators: 0.125, 42.5, 1,403."""
-    if value >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
+    """Three significant figures, with thousands separators: 0.125, 42.5, 1,403 (and 1,000 for 999.7)."""
+    text = f"{value:.3g}"
+    return f"{value:,.0f}" if value >= 1000 or "e+" in text else text
 
 
 def _notes(setup: Setup, best: StepResult, share: float, slowest: str) -> list[Finding]:
