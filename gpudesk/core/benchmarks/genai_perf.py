@@ -125,9 +125,9 @@ def _scale(value: float, unit: str, metric: str, kind: str) -> tuple[float, str]
     if kind == "time":
         seconds = to_seconds(value, unit or "ms")
         return "a time unit" if seconds is None else (seconds / value, "s")
-    stored_unit = _RATE_UNITS.get(unit.strip().lower()) or canonical_unit(unit) or (
-        "requests/s" if metric == "request_throughput" else "tokens/s")
     expected = "requests/s" if metric == "request_throughput" else "tokens/s"
+    # no unit: the metric's own; a unit this reader does not know (a time, "requests" ...) is not taken for it
+    stored_unit = _RATE_UNITS.get(unit.strip().lower()) or canonical_unit(unit) or (None if unit.strip() else expected)
     return (1.0, stored_unit) if stored_unit == expected else expected
 
 

@@ -59,7 +59,7 @@ def parse(source, source_name: str | None = None, **_ignored) -> ParseResult:
 
 def _rows(src, name: str) -> Iterator[tuple[int, dict] | Problem]:
     head = src.head(4096).lstrip("\ufeff \t\r\n")
-    if head[:1] in "[{":
+    if head[:1] and head[:1] in "[{":  # ("" is in every string: an empty table is not JSON)
         try:
             with src.open() as handle:
                 data = json.loads(handle.read())

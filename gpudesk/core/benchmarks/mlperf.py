@@ -17,6 +17,7 @@ so importing both stores each figure once.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator
@@ -232,6 +233,8 @@ def _hardware(system: dict | None, fallback_key: str, count_hint: int | None = N
         return matching.cpu_only(cpu), cpu, "cpu:" + cpu
     if system and system.get("accelerator_model_name"):
         match = matching.match_hardware(system["accelerator_model_name"], system.get("accelerator_count"))
+        if system.get("accelerator_count") is None:  # unreadable accelerators_per_node: the name says no count
+            match = dataclasses.replace(match, count=None)
         return match, system["accelerator_model_name"], "hw:" + system["accelerator_model_name"]
     match = matching.Match(None, count_hint, "ask", "MLPerf result logs do not name the hardware; its system "
                            "description (systems/<system>.json) does")
