@@ -115,9 +115,9 @@ class MeasurementsPanel(QWidget):
                 for m in measurements]
         # flagged first, then what compares with an estimate, then the rest (the header sorts otherwise)
         rows.sort(key=lambda r: (not r["flagged"], r["error"] is None, r["source_file"], r["metric"]))
-        self.model.set_rows(rows)
         self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        self.proxy.sort(-1)
+        self.proxy.sort(-1)  # before the rows: the model keeps the order they come in
+        self.model.set_rows(rows)
         self._fill_filters(rows)
         fit_columns(self.table, self.model, maximum=230)
         self._apply_filters()

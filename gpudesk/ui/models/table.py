@@ -1,7 +1,10 @@
 """One thin, row-backed table model for every table in gpudesk (catalogue, compare, imports).
 
-Rows are plain dicts; columns say how to show a key. The sort role returns raw values so numbers
-sort as numbers (9 < 24 < 80) behind a QSortFilterProxyModel, and empty cells sort last.
+Rows are plain dicts; columns say how to show a key. The model sorts its own rows (numbers as
+numbers, 9 < 24 < 80; text without case; empty cells last in both orders) with one Python sort of
+precomputed keys, and keeps that order when its rows are replaced; RowSortProxy passes a view's
+sort to it and only filters. (QSortFilterProxyModel's own sort calls a Python lessThan, and that
+calls back into the model's data(), for every comparison: 2.7 s for 10,000 rows.)
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class RowTableModel(QAbstractTableModel):
         super().__init__(parent)
         self._columns: list[Column] = list(columns or [])
         self._rows: list[dict] = []
+        self._order: tuple[str, bool] | None = None  # (column key, descending) the rows are kept in
         self.row_style: Callable[[dict], dict] | None = None  # -> {"italic": bool, "color": str, "tooltip": str}
 
     # ------------------------------------------------------------- our API
@@ -58,14 +62,20 @@ class RowTableModel(QAbstractTableModel):
 
     def set_rows(self, rows: list[dict]) -> None:
         self.beginResetModel()
-        self._rows = list(rows)
+        self._rows = self._ordered(rows)
         self.endResetModel()
 
     def set_columns_and_rows(self, columns: list[Column], rows: list[dict]) -> None:
         self.beginResetModel()
         self._columns = list(columns)
-        self._rows = list(rows)
+        self._rows = self._ordered(rows)
         self.endResetModel()
+
+    def _ordered(self, rows: list[dict]) -> list[dict]:
+        if self._order is None:
+            return list(rows)
+        key, descending = self._order
+        return [rows[i] for i in sorted_positions([row.get(key) for row in rows], descending)]
 
     def rows(self) -> list[dict]:
         return list(self._rows)
@@ -139,6 +149,22 @@ class RowTableModel(QAbstractTableModel):
             return Qt.ItemFlag.NoItemFlags
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        """Order the rows by a column's values (column -1: keep the rows as they are, and as they
+        come from now on); selections and other persistent indexes follow their rows."""
+        if not 0 <= column < len(self._columns):
+            self._order = None
+            return
+        self._order = (self._columns[column].key, order == Qt.SortOrder.DescendingOrder)
+        self.layoutAboutToBeChanged.emit()
+        key, descending = self._order
+        positions = sorted_positions([row.get(key) for row in self._rows], descending)
+        self._rows = [self._rows[i] for i in positions]
+        moved_to = {old: new for new, old in enumerate(positions)}
+        before = self.persistentIndexList()
+        self.changePersistentIndexList(before, [self.index(moved_to[i.row()], i.column()) for i in before])
+        self.layoutChanged.emit()
+
 
 def sort_key(value: Any) -> tuple:
     """None and '' sort after everything; numbers numerically; text case-insensitively."""
@@ -151,13 +177,28 @@ def sort_key(value: Any) -> tuple:
     return (1, 0, str(value).lower())
 
 
+def sorted_positions(values: list, descending: bool = False) -> list[int]:
+    """The positions of `values` in sort_key order, empty values last in both orders; equal values
+    keep their order (a stable sort, as Qt's)."""
+    filled = [i for i, value in enumerate(values) if value is not None and value != ""]
+    keys = [sort_key(values[i]) for i in filled]
+    ranked = sorted(range(len(filled)), key=keys.__getitem__, reverse=descending)
+    empty = [i for i, value in enumerate(values) if value is None or value == ""]
+    return [filled[r] for r in ranked] + empty
+
+
 class RowSortProxy(QSortFilterProxyModel):
-    """Sorts by SORT_ROLE with sort_key: numbers as numbers, and empty cells at the bottom in
-    both orders."""
+    """Filters a RowTableModel; a view's sort is passed to the model (RowTableModel.sort), which
+    orders its rows in one pass, so this proxy keeps the model's order."""
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setSortRole(SORT_ROLE)
+
+    def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
+        source = self.sourceModel()
+        if source is not None:
+            source.sort(column, order)
 
     def change_filter(self, **attributes) -> None:
         """Set the attributes filterAcceptsRow reads, and filter again."""
@@ -170,14 +211,6 @@ class RowSortProxy(QSortFilterProxyModel):
             for key, value in attributes.items():
                 setattr(self, key, value)
             self.invalidateFilter()
-
-    def lessThan(self, left: QModelIndex, right: QModelIndex) -> bool:  # noqa: N802 - Qt override
-        a = sort_key(left.data(SORT_ROLE))
-        b = sort_key(right.data(SORT_ROLE))
-        if a[0] != b[0] and 2 in (a[0], b[0]):
-            empty_left = a[0] == 2
-            return (not empty_left) if self.sortOrder() == Qt.SortOrder.AscendingOrder else empty_left
-        return a < b
 
 
 def fit_columns(view, model: RowTableModel, minimum: int = 60, maximum: int = 260, sample: int = 400) -> None:
