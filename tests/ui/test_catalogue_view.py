@@ -249,3 +249,19 @@ def test_each_price_says_what_exactly_it_prices(view):
     view.set_kind("systems")
     assert view.select_id("jetson-nano-devkit")
     assert "Jetson Nano Developer Kit (4 GB) launch price." in view.detail.toPlainText()
+
+
+def test_a_wide_window_gives_its_spare_width_to_names_and_a_narrow_one_takes_it_back(view, qtbot):
+    from gpudesk.ui.catalogue.columns import FIT_MAXIMUM
+    from gpudesk.ui.models.table import natural_widths
+
+    header, name = view.table.horizontalHeader(), view.model.column_index("name")
+    needed = natural_widths(view.table, view.model, columns=[name])[0]
+    assert needed > FIT_MAXIMUM  # "Apple M1 Ultra (20-core CPU, 64-core GPU)" is cut at the fitted width
+    view.resize(1900, 900)
+    view.show()
+    qtbot.waitExposed(view)
+    assert header.sectionSize(name) == needed  # whole names: the widest one fits
+    assert header.length() <= view.table.viewport().width()  # and no horizontal scrolling for it
+    view.resize(1100, 700)
+    qtbot.waitUntil(lambda: header.sectionSize(name) == FIT_MAXIMUM, timeout=2000)

@@ -10,6 +10,7 @@ from gpudesk.core.catalogue.blanks import why_blank
 from gpudesk.core.catalogue.fields import KINDS, PRICE_KIND_WORDS
 from gpudesk.ui import theme
 from gpudesk.ui.models.table import Column, RowTableModel, fit_columns, format_value
+from gpudesk.ui.widgets.spare_width import SpareWidth
 
 # The columns a buyer chooses by lead the table; every other column stays one right-click away on
 # the header. Kinds not listed show all their columns but the ID (the detail panel shows it).
@@ -24,6 +25,7 @@ DEFAULT_COLUMNS = {
 HEADERS = {"memory_gb": "Memory\n(GB)", "mem_bandwidth_gbs": "Bandwidth\n(GB/s)",
            "bf16_tflops": "BF16 dense\n(TFLOPS)", "fp8_tflops": "FP8 dense\n(TFLOPS)", "tdp_w": "TDP\n(W)",
            "accelerator_count": "Count", "system_memory_gb": "Memory\n(GB)", "system_power_w": "Power\n(W)"}
+FIT_MAXIMUM = 230  # a column's fitted width at most (pixels); the name takes what a wide window spares
 # Computed per row from the price list (not stored): the price a comparison would use, and its date.
 PRICE_KEYS = ("latest_price_usd", "latest_price_date")
 
@@ -115,6 +117,7 @@ class HeaderMemory:
         self.model = model
         self.states: dict[str, tuple[tuple[str, ...], QByteArray]] = {}
         self.kind: str | None = None  # the kind whose columns the header shows now
+        self.spare = SpareWidth(table, model, "name", maximum=FIT_MAXIMUM)
 
     def visible_columns(self) -> list[str]:
         header = self.table.horizontalHeader()
@@ -135,6 +138,7 @@ class HeaderMemory:
         saved = self.states.get(kind)
         self.kind = kind
         if saved and saved[0] == keys and header.restoreState(saved[1]):
+            self.spare.refit()
             return
         self.default(kind)
 
@@ -150,7 +154,8 @@ class HeaderMemory:
         self.fit()
 
     def fit(self) -> None:
-        fit_columns(self.table, self.model, maximum=230)
+        fit_columns(self.table, self.model, maximum=FIT_MAXIMUM)
+        self.spare.refit()
 
     def menu(self, parent, pos, set_visible, reset) -> None:
         """The header's right-click menu: a check per column and 'Default columns'."""

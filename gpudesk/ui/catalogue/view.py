@@ -150,6 +150,7 @@ class CatalogueView(QWidget):
 
     def set_column_visible(self, key: str, visible: bool) -> None:
         self.table.horizontalHeader().setSectionHidden(self.model.column_index(key), not visible)
+        self._header.spare.spend()
         self._header.remember()
 
     def reset_columns(self) -> None:

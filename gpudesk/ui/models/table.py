@@ -218,6 +218,14 @@ def fit_columns(view, model: RowTableModel, minimum: int = 60, maximum: int = 26
     [minimum, maximum] pixels. The same result as QTableView.resizeColumnsToContents for plain
     text cells, measured here from the model's strings in one pass: Qt's version asks the
     model for every role of every cell, which costs a large catalogue a noticeable start-up delay."""
+    header = view.horizontalHeader()
+    for i, width in enumerate(natural_widths(view, model, sample)):
+        header.resizeSection(i, min(max(width, minimum), maximum))
+
+
+def natural_widths(view, model: RowTableModel, sample: int = 400, columns: list[int] | None = None) -> list[int]:
+    """The width in pixels each column (or each of `columns`) needs for its header and its widest
+    cell among the first `sample` rows, with the padding and sort arrow room Qt draws."""
     from PySide6.QtGui import QFontMetrics
 
     cells = QFontMetrics(view.font())
@@ -225,12 +233,14 @@ def fit_columns(view, model: RowTableModel, minimum: int = 60, maximum: int = 26
     header_font.setBold(True)
     heads = QFontMetrics(header_font)
     rows = model._rows[:sample]
-    header = view.horizontalHeader()
     padding = 2 * view.style().pixelMetric(view.style().PixelMetric.PM_FocusFrameHMargin) + 18
-    for i, col in enumerate(model._columns):
+    widths = []
+    for i in range(len(model._columns)) if columns is None else columns:
+        col = model._columns[i]
         # a header of two lines (name, unit) is as wide as its wider line; room for the sort arrow
         width = max(heads.horizontalAdvance(line) for line in col.header.split("\n")) + 22
         texts = {col.text(row) if col.text is not None else col.display(row.get(col.key)) for row in rows}
         if texts:
             width = max(width, max(cells.horizontalAdvance(t) for t in texts) + padding)
-        header.resizeSection(i, min(max(width, minimum), maximum))
+        widths.append(width)
+    return widths
