@@ -332,6 +332,21 @@ def test_lambda_json_records_are_read_like_the_csv():
     assert not lambda_dl.looks_like('{"name_gpu": "RTX 4090", "num_gpu": 1}')  # no watt: not Lambda's table
 
 
+def test_lambda_reads_at_most_its_row_limit_and_says_where_it_stopped(monkeypatch):
+    monkeypatch.setattr(lambda_dl, "MAX_ROWS", 3)
+    header, *rows = _lambda_rows()
+    csv_text = "\n".join([header, *rows[:5]])  # five data rows, lines 2 to 6
+    r = lambda_dl.parse(csv_text, "long-fp16.csv")
+    assert sorted({m.record_index for m in r.measurements}) == [2, 3, 4]  # three rows: the limit, not one fewer
+    assert told(r, "long-fp16.csv") == [("line 5", "warning", "more than 3 rows: the rest were not read")]
+    keys = header.split(",")
+    records = [{k: (v if k == "name_gpu" else float(v)) for k, v in zip(keys, row.split(","), strict=True)}
+               for row in rows[:5]]
+    j = lambda_dl.parse(json.dumps(records), "long-fp16.json")
+    assert sorted({m.record_index for m in j.measurements}) == [1, 2, 3]
+    assert told(j, "long-fp16.json") == [("record 3", "warning", "more than 3 records: the rest were not read")]
+
+
 # --------------------------------------------------------------------------- sglang.py
 
 

@@ -72,10 +72,14 @@ def _rows(src, name: str) -> Iterator[tuple[int, dict] | Problem]:
                 yield i + 1, rec
             else:
                 yield Problem(name, f"record {i}", "not an object with name_gpu and num_gpu: skipped", "warning")
+        if len(records) > MAX_ROWS:
+            yield Problem(name, f"record {MAX_ROWS}", f"more than {MAX_ROWS:,} records: the rest were not read",
+                          "warning")
         return
     with src.open() as handle:
         reader = csv.reader(handle)
         header = None
+        rows = 0
         try:
             for cells in reader:
                 if not cells or not any(c.strip() for c in cells):
@@ -86,8 +90,10 @@ def _rows(src, name: str) -> Iterator[tuple[int, dict] | Problem]:
                         yield Problem(name, "line 1", "the header does not start with name_gpu,num_gpu", "error")
                         return
                     continue
-                if reader.line_num > MAX_ROWS:
-                    yield Problem(name, f"line {reader.line_num}", "too many rows: the rest were not read", "warning")
+                rows += 1
+                if rows > MAX_ROWS:
+                    yield Problem(name, f"line {reader.line_num}", f"more than {MAX_ROWS:,} rows: the rest were not "
+                                  "read", "warning")
                     return
                 if len(cells) != len(header):
                     yield Problem(name, f"line {reader.line_num}", f"{len(cells)} fields where the header has "
