@@ -197,3 +197,50 @@ def test_vllm_unlimited_rate_does_not_store_prompts_as_concurrency(tmp_path):
     path = tmp_path / "capped.json"
     path.write_text(json.dumps(rec), encoding="utf-8")
     assert {m.workload["concurrency"] for m in vllm.parse(path).measurements} == {16}
+
+
+# Tools gpudesk names but does not import: a document shaped as each tool writes it (its keys, from
+# the tool's output format; no figure in them is read), and the refusal that says what to do.
+NOT_IMPORTED = {
+    "pytest-benchmark": {"machine_info": {"node": "ci", "cpu": {"brand_raw": "AMD EPYC 7763"}}, "commit_info": {},
+                         "benchmarks": [{"name": "test_encode", "stats": {"mean": 1.2e-6}}], "version": "4.0.0"},
+    "llmperf": {"name": "llama-2-7b_128_128_summary", "model": "meta-llama/Llama-2-7b-chat-hf",
+                "results_ttft_s_mean": 0.21, "results_ttft_s_quantiles_p50": 0.2},
+    "nvbandwidth": {"nvbandwidth": {"CUDA Runtime Version": 12040,
+                                    "testcases": [{"name": "host_to_device_memcpy_ce", "bandwidth_matrix": [["55.1"]]}]}},
+    "inference-benchmarker": {"config": {"model_name": "x"},
+                              "results": [{"id": "constant@1.00req/s", "token_throughput_secs": 210.5}]},
+    "optimum-benchmark": {"config": {"name": "pytorch_bert", "backend": {"name": "pytorch"}},
+                          "report": {"forward": {"latency": {"unit": "s", "values": [0.01], "mean": 0.01}}}},
+    "torchbench": {"name": "test_bench", "environ": {"pytorch_version": "2.3.0"},
+                   "metrics": {"model=resnet50, test=eval, device=cuda, latency": 12.3}},
+    "nccl-tests-json": {"nccl_version": "2.21.5", "results": [{"size": 8, "type": "float", "busBw": 0.0, "algBw": 0.0}]},
+}
+GPU_BURN = ("GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-1234)\n"
+            "10.0%  proc'd: 3434 (17745 Gflop/s)   errors: 0   temps: 45 C\n")
+
+
+@pytest.mark.parametrize("fmt", sorted(NOT_IMPORTED) + ["gpu-burn"])
+def test_a_tool_gpudesk_does_not_import_is_named_and_told_what_to_do(fmt):
+    from gpudesk.core.benchmarks.detect import UNSUPPORTED, UNSUPPORTED_ADVICE
+
+    text = GPU_BURN if fmt == "gpu-burn" else json.dumps(NOT_IMPORTED[fmt])
+    detection = detect_text(text)
+    assert detection.format == fmt
+    assert detection.reason.startswith(UNSUPPORTED[fmt] + ": recognised from its ")
+    result = parse_any(text, "results.json")
+    assert result.measurements == [] and result.format == fmt
+    (problem,) = result.problems
+    assert (problem.file, problem.severity) == ("results.json", "error")
+    assert problem.message.startswith(f"this looks like {UNSUPPORTED[fmt]}, which gpudesk does not import yet"
+                                      + UNSUPPORTED_ADVICE[fmt] + "; or convert it to gpudesk's own JSON format")
+
+
+@pytest.mark.parametrize("fmt", sorted(NOT_IMPORTED))
+def test_a_json_file_too_large_to_parse_whole_is_named_from_its_start(fmt, monkeypatch, tmp_path):
+    from gpudesk.core.benchmarks import detect as detect_module
+
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(NOT_IMPORTED[fmt], indent=1), encoding="utf-8")
+    monkeypatch.setattr(detect_module, "JSON_FULL_CAP", 16)
+    assert detect_module.parse_any(path).format == fmt
