@@ -244,3 +244,24 @@ def test_a_json_file_too_large_to_parse_whole_is_named_from_its_start(fmt, monke
     path.write_text(json.dumps(NOT_IMPORTED[fmt], indent=1), encoding="utf-8")
     monkeypatch.setattr(detect_module, "JSON_FULL_CAP", 16)
     assert detect_module.parse_any(path).format == fmt
+
+
+REAL_FILES = sorted(p for p in BENCH.rglob("*") if p.is_file() and p.suffix != ".md")
+
+
+@pytest.mark.parametrize("path", REAL_FILES, ids=lambda p: p.name[:60])
+def test_a_real_file_is_taken_for_the_same_tool_when_too_large_to_parse_whole(path, monkeypatch):
+    """A JSON file over the cap is judged by the keys at its start and end, a text by its start (or
+    its end): every real file must come out as the tool it is when read whole, and say how."""
+    from gpudesk.core.benchmarks import detect as detect_module
+    from gpudesk.core.benchmarks.reader import open_source
+
+    whole = detect_module.detect_source(open_source(path, None, None))
+    assert whole.format is not None
+    monkeypatch.setattr(detect_module, "JSON_FULL_CAP", 16)
+    large = detect_module.detect_source(open_source(path, None, None))
+    assert large.format == whole.format
+    is_json = path.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff \t\r\n")[:1] in "[{"
+    how = "the keys at the start and end of a JSON file over 0 MB" if is_json else " of the file"
+    assert large.reason.startswith(detect_module.describe(whole.format) + ": recognised from ")
+    assert large.reason.endswith(how)
