@@ -265,3 +265,60 @@ def test_a_real_file_is_taken_for_the_same_tool_when_too_large_to_parse_whole(pa
     how = "the keys at the start and end of a JSON file over 0 MB" if is_json else " of the file"
     assert large.reason.startswith(detect_module.describe(whole.format) + ": recognised from ")
     assert large.reason.endswith(how)
+
+
+GUIDELLM_FILE = BENCH / "guidellm" / "guidellm-tests_benchmarks_stripped_synchronous.json"
+
+
+def test_guidellm_is_told_from_vllm_by_its_nested_metrics_when_its_type_is_missing():
+    """A GuideLLM report whose benchmarks lost their type_ (older versions write none) is still
+    GuideLLM: its rates are distributions (objects), where vLLM's are numbers."""
+    doc = json.loads(GUIDELLM_FILE.read_text(encoding="utf-8"))
+    assert doc["benchmarks"][0]["type_"] == "generative_benchmark"
+    as_written = detect_text(json.dumps(doc))
+    assert as_written.reason == ("GuideLLM: its 'benchmarks' hold GuideLLM benchmark objects "
+                                 "(type_ 'generative_benchmark')")
+    for b in doc["benchmarks"]:
+        del b["type_"]
+    untyped = detect_text(json.dumps(doc))
+    assert untyped.format == "guidellm"
+    assert untyped.reason.endswith("(requests_per_second/tokens_per_second as distributions)")
+    for b in doc["benchmarks"]:
+        b["metrics"] = {k: (v.get("successful", {}).get("mean") if isinstance(v, dict) else v)
+                        for k, v in b["metrics"].items()}  # rates as plain numbers, as vLLM writes them
+    assert detect_text(json.dumps(doc)).format == "guidellm"  # its run_stats object still says GuideLLM
+    for b in doc["benchmarks"]:
+        del b["run_stats"]
+    assert detect_text(json.dumps(doc)).format != "guidellm"  # nothing of GuideLLM's own is left
+
+
+def test_a_file_that_cannot_be_opened_or_read_to_the_end_is_named_with_the_reason(tmp_path, monkeypatch):
+    from gpudesk.core.benchmarks import detect as detect_module
+
+    missing = parse_any(tmp_path / "gone.json")
+    assert missing.format is None and missing.measurements == []
+    assert [(p.severity, p.file) for p in missing.problems] == [("error", "gone.json")]
+    assert missing.problems[0].message == "the file does not exist"
+
+    module = detect_module.IMPORTERS["ollama"][0]
+    real = module.iter_parse
+
+    def cut_short(src, **kwargs):
+        yield from real(src, **kwargs)
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(module, "iter_parse", cut_short)
+    ollama_file = BENCH / "ollama" / "ollama-issue1806_mistral_run-verbose.txt"
+    cut = parse_any(ollama_file)
+    assert len(cut.measurements) == 2  # what was read before the fault is kept
+    assert [(p.file, p.place, p.severity, p.message) for p in cut.problems if p.severity == "error"] == [
+        (ollama_file.name, "", "error", "the file could not be read to the end ([Errno 5] Input/output error)")]
+
+    def broken(src, **kwargs):
+        yield from real(src, **kwargs)
+        raise KeyError("eval_rate")
+
+    monkeypatch.setattr(module, "iter_parse", broken)
+    bug = parse_any(ollama_file)
+    errors = [(p.file, p.place, p.message) for p in bug.problems if p.severity == "error"]
+    assert errors == [(ollama_file.name, "", f"{detect_module.INTERNAL}: KeyError: 'eval_rate'); please report it")]
