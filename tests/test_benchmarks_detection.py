@@ -322,3 +322,31 @@ def test_a_file_that_cannot_be_opened_or_read_to_the_end_is_named_with_the_reaso
     bug = parse_any(ollama_file)
     errors = [(p.file, p.place, p.message) for p in bug.problems if p.severity == "error"]
     assert errors == [(ollama_file.name, "", f"{detect_module.INTERNAL}: KeyError: 'eval_rate'); please report it")]
+
+
+def test_what_is_not_imported_says_why_in_its_detection_and_its_one_error(tmp_path, monkeypatch):
+    from gpudesk.core.benchmarks import detect as detect_module
+    from gpudesk.core.benchmarks.detect import SUPPORTED_WORDS, iter_detected
+    from gpudesk.core.benchmarks.reader import Source
+
+    def outcome(source, name=None):
+        detection, items = iter_detected(source, name)
+        return detection, [(p.file, p.place, p.severity, p.message) for p in items]
+
+    assert outcome(tmp_path / "gone.json") == (
+        detect_module.Detection(None, "the file could not be opened"),
+        [("gone.json", "", "error", "the file does not exist")])
+    notes = tmp_path / "notes.txt"
+    notes.write_text("GPU shopping list\nH100, maybe two\n", encoding="utf-8")
+    assert outcome(notes) == (
+        detect_module.Detection(None, "no known tool's keys or table headers in the file"),
+        [("notes.txt", "", "error", "the format is not recognised from its content. gpudesk imports " + SUPPORTED_WORDS)])
+    detection, said = outcome(json.dumps(NOT_IMPORTED["llmperf"]), "llmperf.json")
+    assert detection.format == "llmperf" and [s[:3] for s in said] == [("llmperf.json", "", "error")]
+
+    def unreadable(self, *args, **kwargs):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(Source, "head", unreadable)
+    assert outcome(notes) == (detect_module.Detection(None, "the file could not be read"),
+                              [("notes.txt", "", "error", "the file cannot be read (Input/output error)")])
