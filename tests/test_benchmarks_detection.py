@@ -350,3 +350,85 @@ def test_what_is_not_imported_says_why_in_its_detection_and_its_one_error(tmp_pa
     monkeypatch.setattr(Source, "head", unreadable)
     assert outcome(notes) == (detect_module.Detection(None, "the file could not be read"),
                               [("notes.txt", "", "error", "the file cannot be read (Input/output error)")])
+
+
+# what the preview says a text file was recognised from, per tool (JSON files: "its keys")
+TEXT_CLUES = {"nccl-tests": "its result table header (size, count, type ... busbw)",
+              "mlperf-inference": "its LoadGen log lines", "mlperf-training": "its :::MLLOG lines",
+              "ollama": "its 'eval count' and 'eval rate' lines",
+              "llama-bench-md": "its table header (| model | ... | test | t/s |)",
+              "llama-bench-csv": "its CSV header (build_commit, ..., avg_ts)",
+              "trtllm-bench-text": "its PERFORMANCE OVERVIEW block",
+              "lambda-dl-benchmark": "its columns (name_gpu, num_gpu, watt, then one per model)"}
+TEXT_FILES = [p for p in REAL_FILES if p.read_text(encoding="utf-8", errors="replace").lstrip("\ufeff \t\r\n")[:1]
+              not in "[{"]
+
+
+@pytest.mark.parametrize("path", TEXT_FILES, ids=lambda p: p.name[:60])
+def test_a_text_file_says_what_in_it_was_recognised_at_its_start_or_at_the_end_of_a_long_log(path, tmp_path):
+    from gpudesk.core.benchmarks.detect import describe, detect_source
+    from gpudesk.core.benchmarks.reader import open_source
+
+    text = path.read_text(encoding="utf-8", errors="replace")
+    found = detect_source(open_source(path, None, None))
+    assert found.reason == f"{describe(found.format)}: recognised from {TEXT_CLUES[found.format]} at the start of the file"
+    # the same output after a long console log (the tool's own lines come last): read from the end
+    log = "".join(f"[worker {i}] loading shard {i} of 2600, nothing measured yet\n" for i in range(2600))
+    assert len(log) > 2 * HEAD_CHARS
+    long_file = tmp_path / path.name
+    long_file.write_text(log + text[-HEAD_CHARS // 2:] if len(text) > HEAD_CHARS // 2 else log + text,
+                         encoding="utf-8")
+    for src in (open_source(long_file, None, None), open_source(long_file.read_text(encoding="utf-8"), "pasted.txt", None)):
+        at_end = detect_source(src)
+        if at_end.format is not None:  # a tool whose clue is only in its first lines is not found at the end
+            assert at_end.reason == (f"{describe(at_end.format)}: recognised from {TEXT_CLUES[at_end.format]} "
+                                     "at the end of the file")
+
+
+def test_ollama_verbose_stats_after_a_long_session_are_found_at_the_end():
+    from gpudesk.core.benchmarks.detect import detect_source
+    from gpudesk.core.benchmarks.reader import open_source
+
+    stats = (BENCH / "ollama" / "ollama-issue1806_mistral_run-verbose.txt").read_text(encoding="utf-8")
+    chat = "".join(f">>> question {i}\nA long answer that goes on for a while, line {i}.\n" for i in range(1500))
+    found = detect_source(open_source(chat + stats, "session.txt", None))
+    assert found.format == "ollama" and found.reason.endswith("lines at the end of the file")
+    assert detect_source(open_source(chat, "chat.txt", None)).format is None
+
+
+def test_nccl_tests_json_is_named_by_either_of_its_key_pairs_and_a_blank_file_is_said_blank():
+    assert detect_text(json.dumps({"nccl_version": "2.21.5", "results": []})).format == "nccl-tests-json"
+    assert detect_text(json.dumps([{"size": 8, "busBw": 0.1, "algBw": 0.1}])).format == "nccl-tests-json"
+    assert detect_text(json.dumps({"results": [{"size": 8, "busBw": 0.1}]})).format != "nccl-tests-json"
+    blank = detect_text(" \n\t\n")
+    assert (blank.format, blank.reason) == (None, "the file is empty or blank")
+    llama = (BENCH / "llama-bench" / "llamacpp-README_RTX4080_CUDA_build5163_array.json").read_text(encoding="utf-8")
+    assert detect_text("\ufeff \r\n\t" + llama).format == "llama-bench"  # a BOM and blank lines before the JSON
+
+
+def test_the_skeleton_keeps_every_key_but_cuts_lists_and_depth():
+    from gpudesk.core.benchmarks.detect import SKELETON_ITEMS, skeleton
+
+    value = {"a": list(range(SKELETON_ITEMS + 5)), "b": {"c": [{"d": 1, "e": [1, 2]}]}}
+    assert skeleton(value) == {"a": list(range(SKELETON_ITEMS)), "b": {"c": [{"d": 1, "e": [1, 2]}]}}
+    deep = 0
+    for _ in range(12):
+        deep = {"k": deep}
+    cut = skeleton(deep)
+    for _ in range(8):
+        cut = cut["k"]
+    assert cut == {"k": None}  # nine levels kept, then nothing
+
+
+def test_a_long_tagged_mpirun_log_is_read_from_its_end():
+    """NCCL_DEBUG=INFO under `mpirun --tag-output`: thousands of '[1,0]<stdout>:... NCCL INFO' lines
+    before the table. Every line starts with '[', which is not JSON; the table at the end is read
+    (it was 'not recognised')."""
+    tagged = NCCL_TAGGED.read_text(encoding="utf-8")
+    info = "".join(f"[1,{i % 16}]<stdout>:node-{i % 2}:1234:1250 [{i % 8}] NCCL INFO Channel {i % 32:02d}/0 : "
+                   f"{i % 16}[{i % 8}] -> {(i + 1) % 16}[{(i + 1) % 8}] via P2P/IPC/read\n" for i in range(1500))
+    assert len(info) > 2 * HEAD_CHARS
+    whole, long = parse_any(tagged, "short.txt"), parse_any(info + tagged, "long.txt")
+    assert long.format == "nccl-tests" and long.detected_by.endswith("at the end of the file")
+    assert [(m.metric, m.value) for m in long.measurements] == [(m.metric, m.value) for m in whole.measurements]
+    assert len(whole.measurements) > 10

@@ -127,8 +127,10 @@ def detect_source(src: Source) -> Detection:
                 return Detection(fmt, f"{describe(fmt)}: recognised from the keys at the start and end of a JSON "
                                  f"file over {JSON_FULL_CAP >> 20} MB")
     fmt = _detect_head(head[:HEAD_CHARS])
-    if fmt is None and first not in ("{", "[") and src.size() > HEAD_CHARS:
-        fmt = _detect_head(_tail(src))  # a long console log with the tool's summary at its end
+    if fmt is None and src.size() > HEAD_CHARS:
+        # a long console log with the tool's output at its end (also one whose lines start with "[", as
+        # `mpirun --tag-output` writes them, which the JSON reading above could not parse)
+        fmt = _detect_head(_tail(src))
         if fmt is not None:
             return Detection(fmt, f"{describe(fmt)}: recognised from {_why_text(fmt)} at the end of the file")
     if fmt is None:

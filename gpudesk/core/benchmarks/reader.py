@@ -7,9 +7,9 @@ them - and hands over one top-level record at a time, decoding with `json.JSONDe
 over a sliding buffer. A record alone on its line (JSON Lines, and arrays written one record per
 line) is first tried whole with orjson, about three times faster than the standard library; what
 orjson refuses (NaN and infinities, several values on a line, a record over many lines, a lone
-surrogate) goes the standard way. The values read are the same either way but for one thing no
-benchmark tool writes: a whole number beyond 64 bits, which orjson reads as the nearest float
-(the importers take both as the same number). `iter_lines` reads text logs line by line with a cap on the line length.
+surrogate) goes the standard way, and so does a line with a run of 19 or more digits, which could
+be a whole number beyond 64 bits (orjson would read it as the nearest float): the values read are
+the same either way. `iter_lines` reads text logs line by line with a cap on the line length.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ MAX_RECORD_CHARS = 256 << 20  # one JSON value (e.g. a vLLM --save-detailed resu
 MAX_LINE_CHARS = 1 << 20  # text-log lines above 1 MiB are skipped
 HEAD_CHARS = 64 << 10  # what format detection looks at
 CHUNK_CHARS = 1 << 16
+_LONG_NUMBER = re.compile(r"\d{19}")  # a line holding one is read by the standard library (exact integers)
 
 _MAGIC = (
     (b"\x1f\x8b", "a gzip-compressed file: decompress it first (gunzip)"),
@@ -433,8 +434,11 @@ def _json_lines(b: _Buffer, index: int, line: int) -> Iterator[Record]:
             end = buf.find("\n", pos)
             if end < 0:
                 break
+            text = buf[pos:end]
+            if _LONG_NUMBER.search(text):
+                break
             try:
-                value = _line_loads(buf[pos:end])
+                value = _line_loads(text)
             except ValueError:
                 break
             if type(value) is not dict:
@@ -458,9 +462,11 @@ def _whole_line(b: _Buffer, in_array: bool) -> dict | None:
     text = buf[start:end] if end >= 0 else buf[start:]
     if in_array:
         text = text.rstrip(" \t\r,")  # the comma is skipped after the record, as after any value
+    if _LONG_NUMBER.search(text):
+        return None
     try:
         value = _line_loads(text)
-    except ValueError:  # orjson.JSONDecodeError is one; so is anything orjson reads differently
+    except ValueError:  # orjson.JSONDecodeError is one
         return None
     if type(value) is not dict:
         return None
