@@ -35,7 +35,14 @@ MAX_RECORD_CHARS = 256 << 20  # one JSON value (e.g. a vLLM --save-detailed resu
 MAX_LINE_CHARS = 1 << 20  # text-log lines above 1 MiB are skipped
 HEAD_CHARS = 64 << 10  # what format detection looks at
 CHUNK_CHARS = 1 << 16
-_LONG_NUMBER = re.compile(r"\d{19}")  # a line holding one is read by the standard library (exact integers)
+_LONG_NUMBER = re.compile(r"[0-9]{19}")  # a line holding one is read by the standard library (exact integers)
+_DIGITS_AS_NINES = bytes.maketrans(b"0123456789", b"9999999999")
+
+
+def _has_long_number(text: str) -> bool:
+    """Whether `text` holds 19 digits in a row (one C pass; the regular expression is only run on the
+    lines of a buffer where this is true)."""
+    return b"9" * 19 in text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_NINES)
 
 _MAGIC = (
     (b"\x1f\x8b", "a gzip-compressed file: decompress it first (gunzip)"),
@@ -211,6 +218,7 @@ class _Buffer:
         self.base_col = 0  # characters before buf[0] on its line
         self._line_pos = 0
         self._line_no = 1
+        self.long_numbers = False  # whether buf holds 19 digits in a row somewhere
 
     def more(self, at_least: int = 0) -> bool:
         """Read more text; keep buf[pos:]. Returns False at the end of the stream."""
@@ -229,6 +237,7 @@ class _Buffer:
             self.eof = True
             return False
         self.buf += data
+        self.long_numbers = _has_long_number(self.buf)
         return True
 
     def line_at(self, index: int) -> int:
@@ -435,7 +444,7 @@ def _json_lines(b: _Buffer, index: int, line: int) -> Iterator[Record]:
             if end < 0:
                 break
             text = buf[pos:end]
-            if _LONG_NUMBER.search(text):
+            if b.long_numbers and _LONG_NUMBER.search(text):
                 break
             try:
                 value = _line_loads(text)
@@ -462,7 +471,7 @@ def _whole_line(b: _Buffer, in_array: bool) -> dict | None:
     text = buf[start:end] if end >= 0 else buf[start:]
     if in_array:
         text = text.rstrip(" \t\r,")  # the comma is skipped after the record, as after any value
-    if _LONG_NUMBER.search(text):
+    if b.long_numbers and _LONG_NUMBER.search(text):
         return None
     try:
         value = _line_loads(text)
