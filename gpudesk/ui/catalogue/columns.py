@@ -9,8 +9,8 @@ from PySide6.QtWidgets import QMenu, QTableView
 from gpudesk.core.catalogue.blanks import why_blank
 from gpudesk.core.catalogue.fields import KINDS, PRICE_KIND_WORDS
 from gpudesk.ui import theme
+from gpudesk.ui.models.spare_width import SpareWidth
 from gpudesk.ui.models.table import Column, RowTableModel, fit_columns, format_value
-from gpudesk.ui.widgets.spare_width import SpareWidth
 
 # The columns a buyer chooses by lead the table; every other column stays one right-click away on
 # the header. Kinds not listed show all their columns but the ID (the detail panel shows it).
