@@ -154,8 +154,7 @@ class HeaderMemory:
         self.fit()
 
     def fit(self) -> None:
-        fit_columns(self.table, self.model, maximum=FIT_MAXIMUM)
-        self.spare.refit()
+        self.spare.refit(fit_columns(self.table, self.model, maximum=FIT_MAXIMUM))
 
     def menu(self, parent, pos, set_visible, reset) -> None:
         """The header's right-click menu: a check per column and 'Default columns'."""

@@ -22,14 +22,22 @@ class SpareWidth(QObject):
         self._fitted: tuple[int, int, int] | None = None  # (column, fitted width, needed width)
         table.viewport().installEventFilter(self)
 
-    def refit(self) -> None:
-        """After the rows or columns changed: measure the column again."""
+    def refit(self, widths: list[int] | None = None) -> None:
+        """After the rows or columns changed: the column is measured again, or its width taken from
+        `widths` (what fit_columns just measured for every column)."""
         self._fitted = None
+        column = self._column()
+        if widths is not None and column is not None:
+            needed = widths[column]
+            self._fitted = (column, min(max(needed, self.limits[0]), self.limits[1]), needed)
         self.spend()
+
+    def _column(self) -> int | None:
+        return next((i for i, c in enumerate(self.model.columns()) if c.key == self.key), None)
 
     def spend(self) -> None:
         header = self.table.horizontalHeader()
-        column = next((i for i, c in enumerate(self.model.columns()) if c.key == self.key), None)
+        column = self._column()
         if column is None or header.isSectionHidden(column):
             return
         if self._fitted is None or self._fitted[0] != column:

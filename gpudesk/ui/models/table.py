@@ -213,14 +213,17 @@ class RowSortProxy(QSortFilterProxyModel):
             self.invalidateFilter()
 
 
-def fit_columns(view, model: RowTableModel, minimum: int = 60, maximum: int = 260, sample: int = 400) -> None:
+def fit_columns(view, model: RowTableModel, minimum: int = 60, maximum: int = 260, sample: int = 400) -> list[int]:
     """Size each column to its header and its widest cell (up to `sample` rows), within
     [minimum, maximum] pixels. The same result as QTableView.resizeColumnsToContents for plain
     text cells, measured here from the model's strings in one pass: Qt's version asks the
-    model for every role of every cell, which costs a large catalogue a noticeable start-up delay."""
+    model for every role of every cell, which costs a large catalogue a noticeable start-up delay.
+    Returns the widths the columns would need without the limits (natural_widths)."""
     header = view.horizontalHeader()
-    for i, width in enumerate(natural_widths(view, model, sample)):
+    widths = natural_widths(view, model, sample)
+    for i, width in enumerate(widths):
         header.resizeSection(i, min(max(width, minimum), maximum))
+    return widths
 
 
 def natural_widths(view, model: RowTableModel, sample: int = 400, columns: list[int] | None = None) -> list[int]:
