@@ -36,17 +36,14 @@ from gpudesk.core.estimate.types import (
     _plain,
 )
 
+from .tiny_model import tiny_shape
+
 
 def _shape(**kw) -> Shape:
     """A 4-layer dense decoder, d=8, 2 query heads and 1 KV head of width 4, gated MLP of 16, vocab 100.
     Attention 8·8 + 2·8·4 + 8·8 = 192 parameters per layer, MLP 3·8·16 = 384: 576 per layer, 2,304 in
     the body; the output head 100·8 = 800."""
-    base = dict(params=1e9, active_params=1e9, layers=4, d_model=8, heads=2, kv_heads=1, head_dim=4, ffn_dim=16,
-                gated=True, vocab=100, tied=False, experts=0, experts_active=0, shared_experts=0, expert_ffn_dim=0,
-                dense_layers=4, attention="gqa", kv_lora_rank=0, qk_rope_head_dim=0, sliding_window=None,
-                sliding_share=0.0, known=True)
-    base.update(kw)
-    return Shape(**base)
+    return tiny_shape(**kw)
 
 
 # a MoE of the same width: 4 experts of MLP 16 (1 routed + 1 shared per token), the first layer dense.

@@ -20,16 +20,13 @@ from gpudesk.core.estimate.serving import Engine, Layout
 from gpudesk.core.estimate.topology import Topology
 from gpudesk.core.estimate.types import Calibration, Device, EstimateInput, Link, NodeGroup, Range, Workload
 
+from .tiny_model import tiny_shape
+
 
 def _shape(**kw) -> Shape:
     """4 layers × 8 wide, 2 query heads and 1 KV head of 4, gated MLP of 16, vocabulary 100: 1e9
     parameters stated; K and V of one token take 2 × 4 × 2 bytes × 4 layers = 64 bytes."""
-    base = dict(params=1e9, active_params=1e9, layers=4, d_model=8, heads=2, kv_heads=1, head_dim=4, ffn_dim=16,
-                gated=True, vocab=100, tied=False, experts=0, experts_active=0, shared_experts=0, expert_ffn_dim=0,
-                dense_layers=4, attention="gqa", kv_lora_rank=0, qk_rope_head_dim=0, sliding_window=None,
-                sliding_share=0.0, known=True)
-    base.update(kw)
-    return Shape(**base)
+    return tiny_shape(**kw)
 
 
 S = _shape()

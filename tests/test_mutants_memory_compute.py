@@ -27,6 +27,8 @@ from gpudesk.core.estimate.model import Shape
 from gpudesk.core.estimate.profiles import PROFILES
 from gpudesk.core.estimate.types import Device, Workload
 
+from .tiny_model import tiny_shape
+
 GIB_IN_GB = 2.0 ** 30 / 1e9  # 1.073741824
 
 
@@ -34,12 +36,7 @@ def _shape(**kw) -> Shape:
     """A 4-layer dense decoder, d=8, 2 query heads and 1 KV head of width 4, gated MLP of 16, vocab 100.
     Activations per token and layer: attention 2·(3·8 + 8 + 2·4) = 80 bytes, MLP 2·(8 + 3·16) = 112,
     192 in all; logits 100 × 6 = 600 bytes per token."""
-    base = dict(params=1e9, active_params=1e9, layers=4, d_model=8, heads=2, kv_heads=1, head_dim=4, ffn_dim=16,
-                gated=True, vocab=100, tied=False, experts=0, experts_active=0, shared_experts=0, expert_ffn_dim=0,
-                dense_layers=0, attention="gqa", kv_lora_rank=0, qk_rope_head_dim=0, sliding_window=None,
-                sliding_share=0.0, known=True)
-    base.update(kw)
-    return Shape(**base)
+    return tiny_shape(**{"dense_layers": 0, **kw})
 
 
 # a 4-layer MoE of 4 experts per layer, expert MLP 3·8·16 = 384 parameters: 4 × 4 × 384 = 6144 expert
