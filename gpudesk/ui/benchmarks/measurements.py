@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from gpudesk.core.format import format_number
 from gpudesk.ui import theme
 from gpudesk.ui.benchmarks.words import ERROR_HEADER, ERROR_TIP, metric_label, pct, tool_words, value_text
-from gpudesk.ui.models.table import ROW_ROLE, SORT_ROLE, Column, RowSortProxy, RowTableModel, fit_columns
+from gpudesk.ui.models.table import ROW_ROLE, Column, RowSortProxy, RowTableModel, fit_columns
 
 
 class MeasurementsPanel(QWidget):
@@ -96,7 +96,6 @@ class MeasurementsPanel(QWidget):
         self.model.row_style = row_style
         self.proxy = _MeasurementFilter(self)
         self.proxy.setSourceModel(self.model)
-        self.proxy.setSortRole(SORT_ROLE)
         self.table = QTableView()
         self.table.setModel(self.proxy)
         self.table.setSortingEnabled(True)

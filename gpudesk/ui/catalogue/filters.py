@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QHBoxLayout, QLineEdit, QSpinBox, QWidget
 
-from gpudesk.ui.models.table import SORT_ROLE, RowSortProxy
+from gpudesk.ui.models.table import RowSortProxy
 
 # Per kind: the field behind the first and second filter combo, and which range filters apply.
 FILTERS = {
@@ -34,7 +34,6 @@ class CatalogueProxy(RowSortProxy):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.setSortRole(SORT_ROLE)
         self.kind = "accelerators"
         self.words: list[str] = []
         self.group: tuple[str, str] | None = None  # (field, value)

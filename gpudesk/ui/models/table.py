@@ -191,10 +191,6 @@ class RowSortProxy(QSortFilterProxyModel):
     """Filters a RowTableModel; a view's sort is passed to the model (RowTableModel.sort), which
     orders its rows in one pass, so this proxy keeps the model's order."""
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.setSortRole(SORT_ROLE)
-
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         source = self.sourceModel()
         if source is not None:
