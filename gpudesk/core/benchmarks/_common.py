@@ -76,20 +76,22 @@ def _records(src: Source, what: str, is_record: Callable[[dict], bool], tally: _
     """The file's JSON records that `is_record` accepts; a problem for each other one."""
     name = src.name
     for item in iter_json(src, max_record_chars=max_record_chars):
-        if isinstance(item, Problem):
-            tally.had_error = tally.had_error or item.severity == "error"
+        if type(item) is Record and type(item.value) is dict and is_record(item.value):
+            tally.records += 1
             yield item
-            continue
-        value = item.value
-        if not isinstance(value, dict):
-            yield Problem(name, item.place, f"a JSON {type(value).__name__}, not a {what} result object; skipped",
-                          "warning")
-            continue
-        if not is_record(value):
-            yield Problem(name, item.place, f"not a {what} result (its keys do not match); skipped", "warning")
-            continue
-        tally.records += 1
-        yield item
+        else:
+            yield _screened(item, name, what, tally)
+
+
+def _screened(item: Record | Problem, name: str, what: str, tally: _Tally) -> Problem:
+    """What iter_json gave that is not a record to convert: its problem, or why it is skipped."""
+    if isinstance(item, Problem):
+        tally.had_error = tally.had_error or item.severity == "error"
+        return item
+    if not isinstance(item.value, dict):
+        return Problem(name, item.place, f"a JSON {type(item.value).__name__}, not a {what} result object; skipped",
+                       "warning")
+    return Problem(name, item.place, f"not a {what} result (its keys do not match); skipped", "warning")
 
 
 def _closing(name: str, what: str, tally: _Tally) -> Iterator[Problem]:
@@ -159,9 +161,11 @@ def run_json_rows(src: Source, what: str, is_record: Callable[[dict], bool], to_
     setup: Setup | None = None
     rows: list[tuple] = []
     try:
-        for item in _records(src, what, is_record, tally, max_record_chars):
-            if isinstance(item, Problem):
-                yield item
+        for item in iter_json(src, max_record_chars=max_record_chars):  # as _records, one generator less
+            if type(item) is Record and type(item.value) is dict and is_record(item.value):
+                tally.records += 1
+            else:
+                yield _screened(item, name, what, tally)
                 continue
             try:
                 this, problems, row = to_row(item.value, item, name)

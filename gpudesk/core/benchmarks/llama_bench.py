@@ -163,17 +163,27 @@ class _Setup:
 def _setup(rec: dict, name: str, item: Record, cache: dict) -> _Setup:
     """The record's setup, from `cache` when an earlier record of the file had the same one.
 
-    The cache holds three kinds of entries: for each key order of the records (a tuple of key
+    The cache holds four kinds of entries: for each key order of the records (a tuple of key
     names; the records of one file list their keys in the same order), the getter of its setup
     fields; for each setup, keyed by (key order, setup values, their types), what _new_setup made
-    of it; and under None the last of these, which the next record most often shares. The types
-    are part of the key because True == 1 == 1.0 in Python but not in the stored JSON."""
+    of it; under None the last of these, which the next record most often shares; and under
+    "shared", when every setup field of that record was among the members the reader shared
+    between records (Record.shared: the very same values), those members, the key order and the
+    setup, which a record sharing the same members in the same key order has without comparing
+    values. The types are part of the key because True == 1 == 1.0 in Python but not in the
+    stored JSON."""
     layout = tuple(rec)
+    shared = item.shared
+    if shared is not None:
+        same = cache.get("shared")
+        if same is not None and same[0] is shared and same[1] == layout:
+            return same[2]
     last = cache.get(None)
     if last is not None and layout == last[0]:
         values = last[1](rec)
         types = tuple(map(type, values))
         if values == last[2] and types == last[3]:
+            _remember_shared(cache, shared, layout, last[4])
             return last[4]
     getter = cache.get(layout)
     if getter is None:
@@ -190,7 +200,20 @@ def _setup(rec: dict, name: str, item: Record, cache: dict) -> _Setup:
         hit = _new_setup(rec, name, item.place)
         _cache_put(cache, cache_key, hit)
     cache[None] = (layout, getter, values, types, hit)
+    _remember_shared(cache, shared, layout, hit)
     return hit
+
+
+def _remember_shared(cache: dict, shared: dict | None, layout: tuple, setup: _Setup) -> None:
+    """Remember `setup` for the records that share `shared` in the same key order, when all its
+    setup fields are among the shared members."""
+    if shared is None:
+        return
+    same = cache.get("shared")
+    if same is not None and same[0] is shared and same[1] == layout:
+        return
+    if all(k in shared for k in layout if k not in VARIABLE_KEYS):
+        cache["shared"] = (shared, layout, setup)
 
 
 def _setup_getter(layout: tuple) -> Callable[[dict], tuple]:
@@ -396,16 +419,9 @@ def _figures(rec: dict, item: Record, name: str, problems: list[Problem]) -> tup
 def _row(setup: _Setup, figures: tuple, declared, item: Record, name: str, problems: list[Problem]) -> tuple:
     """The stored row of a record's figures (types.ROW_FIELDS), and a problem when its 'test' disagrees."""
     n_prompt, n_gen, n_depth, rate, stddev, repetitions, test_time, plain = figures
-    if n_prompt > 0 and n_gen == 0:
-        metric, test = "prefill_tokens_per_s", f"pp{n_prompt}"
-    elif n_prompt == 0:
-        metric, test = "decode_tokens_per_s_per_user", f"tg{n_gen}"
-    else:
-        metric, test = "prompt_and_generation_tokens_per_s", f"pp{n_prompt}+tg{n_gen}"
-    base_test = test
-    if n_depth:
-        test += f" @ d{n_depth}"
+    metric, base_test, workload = _test(n_prompt, n_gen, n_depth)
     if declared is not None and isinstance(declared, str) and declared.strip() and declared.strip() != base_test:
+        test = base_test + (f" @ d{n_depth}" if n_depth else "")
         problems.append(Problem(name, item.place, f"'test' says {clean_text(declared, 40)!r} but the token counts say "
                                 f"{test!r}: the token counts were used", "warning"))
     # the test time is either plain (a timestamp such as 2025-04-24T11:58:50Z, which JSON takes as it
@@ -418,8 +434,21 @@ def _row(setup: _Setup, figures: tuple, declared, item: Record, name: str, probl
         conditions = f'{{"repetitions":{repetitions or "null"},"test_time":{_JSON.encode(test_time)}}}'
     return (sha256(f"{setup.digest}|{metric}|{rate!r}|{stddev!r}|{n_prompt}|{n_gen}|{n_depth}|{repetitions}|"
                    f"{test_time}".encode()).hexdigest(),
-            metric, "mean", rate, "tokens/s", stddev, item.index,
-            f'{{"prompt_tokens":{n_prompt},"gen_tokens":{n_gen},"depth":{n_depth},"test":"{test}"}}', conditions)
+            metric, "mean", rate, "tokens/s", stddev, item.index, workload, conditions)
+
+
+@lru_cache(maxsize=4096)
+def _test(n_prompt: int, n_gen: int, n_depth: int) -> tuple[str, str, str]:
+    """(metric, llama-bench's name of the test, the row's workload JSON) of a test's token counts (a
+    file has a few distinct tests, each repeated for every setup and time)."""
+    if n_prompt > 0 and n_gen == 0:
+        metric, test = "prefill_tokens_per_s", f"pp{n_prompt}"
+    elif n_prompt == 0:
+        metric, test = "decode_tokens_per_s_per_user", f"tg{n_gen}"
+    else:
+        metric, test = "prompt_and_generation_tokens_per_s", f"pp{n_prompt}+tg{n_gen}"
+    shown = test + (f" @ d{n_depth}" if n_depth else "")
+    return metric, test, f'{{"prompt_tokens":{n_prompt},"gen_tokens":{n_gen},"depth":{n_depth},"test":"{shown}"}}'
 
 
 _JSON = json.JSONEncoder(ensure_ascii=False)

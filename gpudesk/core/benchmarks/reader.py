@@ -9,7 +9,10 @@ line) is first tried whole with orjson, about three times faster than the standa
 orjson refuses (NaN and infinities, several values on a line, a record over many lines, a lone
 surrogate) goes the standard way, and so does a line with a run of 19 or more digits, which could
 be a whole number beyond 64 bits (orjson would read it as the nearest float): the values read are
-the same either way. `iter_lines` reads text logs line by line with a cap on the line length.
+the same either way. A JSON line that starts with the same members, word for word, as the lines
+before it (a tool's setup, written before the figures that change) has only the rest parsed, and
+shares those members' values with them (_SharedStart). `iter_lines` reads text logs line by line
+with a cap on the line length.
 """
 
 from __future__ import annotations
@@ -196,6 +199,9 @@ class Record:
     index: int  # 0-based position among the file's records
     line: int  # 1-based line where the record starts
     in_array: bool
+    # the members `value` shares, as this very object, with other records (the common start of
+    # their lines, see _SharedStart), holding every value for its keys; None when read whole
+    shared: dict | None = None
 
     @property
     def place(self) -> str:
@@ -341,6 +347,7 @@ def iter_json(source: Source, *, max_record_chars: int | None = None,
     with source.open() as stream:
         b = _Buffer(stream, chunk)
         scan = _JsonScan()
+        starts = _SharedStart()
         index = 0
         while b.skip_ws("," if scan.in_array else ""):
             c = b.buf[b.pos]
@@ -362,14 +369,14 @@ def iter_json(source: Source, *, max_record_chars: int | None = None,
                     break
                 continue
             if c == "{":
-                value = _whole_line(b, scan.in_array)
+                value = _whole_line(b, scan.in_array, starts)
                 if value is not None:
                     if scan.in_array:
                         scan.array_items += 1
-                    yield Record(value, index, start_line, scan.in_array)
+                    yield Record(value, index, start_line, scan.in_array, starts.used)
                     index += 1
                     if not scan.in_array:  # JSON Lines: the lines after it, as long as each holds one object
-                        for record in _json_lines(b, index, start_line):
+                        for record in _json_lines(b, index, start_line, starts):
                             yield record
                             index += 1
                     continue
@@ -431,7 +438,7 @@ def _decode(b: _Buffer, decoder: json.JSONDecoder, limit: int, name: str, line: 
         return value, None
 
 
-def _json_lines(b: _Buffer, index: int, line: int) -> Iterator[Record]:
+def _json_lines(b: _Buffer, index: int, line: int, starts: _SharedStart) -> Iterator[Record]:
     """Records of the lines that follow the one b.pos ends (at its newline), as long as each line of
     what has been read holds one object and nothing else; b.pos ends at the start of the first line
     that does not (the usual way takes it from there)."""
@@ -446,21 +453,108 @@ def _json_lines(b: _Buffer, index: int, line: int) -> Iterator[Record]:
             text = buf[pos:end]
             if b.long_numbers and _LONG_NUMBER.search(text):
                 break
-            try:
-                value = _line_loads(text)
-            except ValueError:
-                break
-            if type(value) is not dict:
+            value = starts.loads(text)
+            if value is None:
                 break
             line += 1
-            yield Record(value, index, line, False)
+            yield Record(value, index, line, False, starts.used)
             index += 1
             pos = end + 1
     finally:
         b.pos = pos - 1  # on the newline before that line, where a record read the usual way leaves it
+        b._line_pos, b._line_no = b.pos, line  # that newline ends line `line`: no need to count them again
 
 
-def _whole_line(b: _Buffer, in_array: bool) -> dict | None:
+_SCALARS = (str, int, float, bool, type(None))
+
+
+class _SharedStart:
+    """Reads JSON lines that start with the same members as the line before, word for word, without
+    parsing those members again. Tools write their setup first and the figures that change after
+    it (llama-bench's 25 setup fields are two thirds of every line), so once two lines have shown
+    where their common members end, a line that starts with exactly that text only has the rest
+    parsed, and the common members' values (text, numbers, true/false/null only, so that no record
+    can change another's) are shared. Parsing is deterministic, so the values are the ones a parse
+    of the whole line gives, in the same key order; a line that does not start that way is parsed
+    whole. After MAX_MISSES lines in a row without a common start, a file's lines are all parsed
+    whole."""
+
+    MAX_MISSES = 16
+
+    __slots__ = ("text", "cut", "members", "last", "misses", "used")
+
+    def __init__(self):
+        self.text = ""  # the common start, up to the ',' after its last member
+        self.cut = 0  # len(text)
+        self.members: dict = {}
+        self.last: tuple[str, dict] | None = None  # the line before and its object, while looking
+        self.misses = 0
+        self.used: dict | None = None  # `members` when the last line read shared them (Record.shared)
+
+    def loads(self, text: str) -> dict | None:
+        """The object the line holds when it is one object alone; None otherwise."""
+        cut = self.cut
+        if cut and text.startswith(self.text) and text[cut:cut + 1] == ",":
+            try:
+                rest = _line_loads("{" + text[cut + 1:])
+            except ValueError:
+                rest = None
+            if type(rest) is dict and rest:  # not a bare '{...,}', which is no JSON
+                self.misses = 0
+                members = self.members
+                value = {**members, **rest}
+                # a key written twice keeps its later value: then the record does not share `members`
+                self.used = members if len(value) == len(members) + len(rest) else None
+                return value
+        self.used = None
+        try:
+            value = _line_loads(text)
+        except ValueError:
+            return None
+        if type(value) is not dict:
+            return None
+        if self.misses < self.MAX_MISSES:
+            self.misses += 1
+            self._learn(text, value)
+        return value
+
+    def _learn(self, text: str, value: dict) -> None:
+        """After a line read whole: the members it starts with in common with the line before, if
+        any (until then, or when there are none, lines are read whole)."""
+        last, self.last = self.last, (text, value)
+        self.text, self.cut, self.members = "", 0, {}
+        if last is None:
+            return
+        n = 0
+        for (key, v), (key0, v0) in zip(value.items(), last[1].items()):
+            if key != key0 or type(v) not in _SCALARS or type(v) is not type(v0) or v != v0:
+                break
+            n += 1
+        if n == 0 or n == len(value):
+            return
+        keys = list(value)
+        following = keys[n]  # the first member that is not common: the start ends before it
+        if any(c in following for c in '"\\') or not following.isprintable():
+            return  # written with escapes, perhaps: not looked for as text
+        at = 0
+        for _ in range(4):  # the key's text may also occur earlier, inside a value
+            at = text.find(f'"{following}"', at + 1)
+            if at < 0:
+                return
+            comma = text.rfind(",", 0, at)
+            if comma < 0 or text[comma + 1:at].strip(" \t\r\n"):
+                continue
+            try:
+                members = _line_loads(text[:comma] + "}")
+            except ValueError:
+                continue
+            if type(members) is dict and list(members) == keys[:n]:
+                self.text, self.cut, self.members = text[:comma], comma, members
+                self.last = None
+                return
+
+
+def _whole_line(b: _Buffer, in_array: bool, starts: _SharedStart) -> dict | None:
     """The object that starts at b.pos when it is all that its line holds (but for a comma after it
     in an array), moving b.pos past it; None, with b.pos unmoved, otherwise."""
     end = b.buf.find("\n", b.pos)
@@ -473,11 +567,8 @@ def _whole_line(b: _Buffer, in_array: bool) -> dict | None:
         text = text.rstrip(" \t\r,")  # the comma is skipped after the record, as after any value
     if b.long_numbers and _LONG_NUMBER.search(text):
         return None
-    try:
-        value = _line_loads(text)
-    except ValueError:  # orjson.JSONDecodeError is one
-        return None
-    if type(value) is not dict:
+    value = starts.loads(text)
+    if value is None:
         return None
     b.pos = start + len(text)
     return value

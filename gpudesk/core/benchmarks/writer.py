@@ -22,6 +22,10 @@ ROW_COLUMNS = ("content_hash", "metric", "statistic", "value", "unit", "stddev",
                "conditions", "setup_id")  # types.ROW_FIELDS, then the setup
 _INSERT_ROWS = (f"INSERT OR IGNORE INTO bench_measurements ({', '.join(ROW_COLUMNS)}) "
                 f"VALUES ({', '.join('?' for _ in ROW_COLUMNS)})")
+# the same for the rows of one setup, whose id is written into the statement (the rows are the
+# readers' tuples as they are, without a copy per row to append the id)
+_INSERT_SETUP_ROWS = (f"INSERT OR IGNORE INTO bench_measurements ({', '.join(ROW_COLUMNS)}) "
+                      f"VALUES ({', '.join('?' for _ in ROW_COLUMNS[:-1])}, {{setup_id:d}})")
 _INSERT_SETUP = (f"INSERT INTO bench_setups ({', '.join(SETUP_COLUMNS)}) "
                  f"VALUES ({', '.join('?' for _ in SETUP_COLUMNS)})")
 _METRIC = itemgetter(1)
@@ -116,7 +120,8 @@ class RowWriter:
         # SQLite counts what it skips by itself; only figures that earlier files of a dry run would
         # have stored (rolled back, so not in the database) need looking up one batch at a time
         self.bulk = conn.dialect.name == "sqlite" and not seen
-        self.pending: list[tuple] = []
+        self.pending: list[tuple[int, list[tuple]]] = []  # (setup id, its rows in ROW_FIELDS order)
+        self.pending_rows = 0
         self._batch_setups: dict[int, tuple] = {}  # id(reader's Setup) -> (that Setup, setup id, hardware key)
         self._setups: dict[tuple, int] = {}  # (format, hardware, workload, conditions) -> setup id
         self._texts: dict[tuple, str] = {}
@@ -132,9 +137,7 @@ class RowWriter:
         _, setup_id, hw = entry
         rows = batch.rows
         self._count(rows, hw)
-        self.pending += [row + (setup_id,) for row in rows]
-        if len(self.pending) >= BATCH:
-            self.flush()
+        self._pend(setup_id, rows)
 
     def add(self, m: Measurement) -> None:
         setup = Setup(m.format, m.hardware_text, m.accelerator_id, m.accelerator_count, m.match_confidence,
@@ -148,9 +151,17 @@ class RowWriter:
         if setup_id is None:
             setup_id = self._setups[key] = self._setup_row(setup, workload, conditions)
         self._count([(m.content_hash, m.metric)], hw)
-        self.pending.append((m.content_hash, m.metric, m.statistic[:40], float(m.value), m.unit, m.stddev,
-                             int(m.record_index or 0), "{}", "{}", setup_id))
-        if len(self.pending) >= BATCH:
+        self._pend(setup_id, [(m.content_hash, m.metric, m.statistic[:40], float(m.value), m.unit, m.stddev,
+                               int(m.record_index or 0), "{}", "{}")])
+
+    def _pend(self, setup_id: int, rows: list[tuple]) -> None:
+        pending = self.pending
+        if pending and pending[-1][0] == setup_id:
+            pending[-1][1].extend(rows)
+        else:
+            pending.append((setup_id, list(rows)))
+        self.pending_rows += len(rows)
+        if self.pending_rows >= BATCH:
             self.flush()
 
     def _with_model(self, setup: Setup) -> dict:
@@ -207,21 +218,23 @@ class RowWriter:
         return self.conn.execute(insert(BenchSetup).values(**row).returning(BenchSetup.id)).scalar_one()
 
     def flush(self) -> None:
-        rows, self.pending = self.pending, []
-        if not rows:
+        groups, self.pending, self.pending_rows = self.pending, [], 0
+        if not groups:
             return
         fr = self.fr
         if self.bulk:
             # SQLite skips the figures already stored (unique content hash) and counts the rest
             cursor = self.conn.connection.cursor()
             try:
-                cursor.executemany(_INSERT_ROWS, rows)
-                added = cursor.rowcount
+                for setup_id, setup_rows in groups:
+                    cursor.executemany(_INSERT_SETUP_ROWS.format(setup_id=setup_id), setup_rows)
+                    added = cursor.rowcount
+                    fr.duplicates += len(setup_rows) - added
+                    fr.stored += added
             finally:
                 cursor.close()
-            fr.duplicates += len(rows) - added
-            fr.stored += added
             return
+        rows = [row + (setup_id,) for setup_id, setup_rows in groups for row in setup_rows]
         fresh = self._fresh(rows)
         if self.stored_here is not None:
             self.stored_here.update(r[0] for r in fresh)
