@@ -179,16 +179,17 @@ def run_json_rows(src: Source, what: str, is_record: Callable[[dict], bool], to_
                 continue
             if this is not setup or len(rows) >= BATCH_ROWS:
                 if rows:
+                    tally.produced += len(rows)
                     yield Batch(setup, rows, name)
                 setup, rows = this, []
             rows.append(row)
-            tally.produced += 1
     except OSError as exc:
         if rows:
             yield Batch(setup, rows, name)
         yield Problem(name, "", f"the file could not be read to the end ({exc.strerror or exc})", "error")
         return
     if rows:
+        tally.produced += len(rows)
         yield Batch(setup, rows, name)
     yield from _closing(name, what, tally)
 

@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from hashlib import sha256
 from operator import itemgetter
 
@@ -75,9 +75,7 @@ def iter_parse(source, source_name: str | None = None, **_ignored) -> Iterator[I
 
 def iter_batches(source, source_name: str | None = None, **_ignored) -> Iterator[Item]:
     """The same as Batches of one setup's measurements (what the store writes in bulk) and problems."""
-    cache: dict = {}
-    return run_json_rows(source, source_name, "llama-bench", is_record,
-                         lambda rec, item, name: to_row(rec, item, name, cache))
+    return run_json_rows(source, source_name, "llama-bench", is_record, partial(to_row, cache={}))
 
 
 @lru_cache(maxsize=1024)

@@ -445,15 +445,18 @@ def _json_lines(b: _Buffer, index: int, line: int, starts: _SharedStart) -> Iter
     buf, pos = b.buf, b.pos + 1
     if b.pos >= len(buf) or buf[b.pos] != "\n":
         return
+    n = len(buf)
+    long_numbers = b.long_numbers
+    loads = starts.loads
     try:
-        while pos < len(buf) and buf[pos] == "{":
+        while pos < n and buf[pos] == "{":
             end = buf.find("\n", pos)
             if end < 0:
                 break
             text = buf[pos:end]
-            if b.long_numbers and _LONG_NUMBER.search(text):
+            if long_numbers and _LONG_NUMBER.search(text):
                 break
-            value = starts.loads(text)
+            value = loads(text)
             if value is None:
                 break
             line += 1
