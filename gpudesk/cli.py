@@ -149,7 +149,9 @@ def _database_commands(sub) -> None:
     bak.add_argument("--json", action="store_true", help="print JSON")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser; without `commands`, only the options of the app's window (what a
+    plain `gpudesk` start needs: the commands' parsers take some 10 ms to build)."""
     parser = argparse.ArgumentParser(
         prog=APP_NAME,
         description="Choose AI compute and defend the choice. Without a command, opens the app.",
@@ -162,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--self-test", action="store_true",
                         help="check the installation offscreen: views, catalogue, estimate, chart, PDF")
     parser.add_argument("--database-url", metavar="URL", help="use this SQLAlchemy database URL")
+    if not commands:
+        parser.set_defaults(command=None)
+        return parser
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _catalogue_commands(sub)
     _scenario_commands(sub)
@@ -171,8 +176,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_WINDOW_FLAGS = ("--quit-after-startup", "--self-test")
+
+
+def _window_only(argv: Sequence[str]) -> bool:
+    """Whether `argv` holds nothing but the window's options (then no command's parser is built)."""
+    rest = list(argv)
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--database-url" and rest and not rest[0].startswith("-"):
+            rest.pop(0)
+        elif not (arg in _WINDOW_FLAGS or arg.startswith("--database-url=")):
+            return False
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(commands=not _window_only(argv))
     args = parser.parse_args(argv)
     if args.self_test:
         from gpudesk.selftest import run_self_test

@@ -25,6 +25,41 @@ def test_version(capsys):
     assert __version__ in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("argv, window", [
+    ([], None), (["--quit-after-startup"], None), (["--database-url", "sqlite:///x.db"], "sqlite:///x.db"),
+    (["--database-url=sqlite:///y.db", "--quit-after-startup"], "sqlite:///y.db"),
+])
+def test_the_window_starts_without_building_the_commands_parsers(argv, window, monkeypatch):
+    import gpudesk.cli as cli
+    import gpudesk.ui.app as app
+
+    built, started = [], []
+    real = cli.build_parser
+    monkeypatch.setattr(cli, "build_parser", lambda commands=True: built.append(commands) or real(commands))
+    monkeypatch.setattr(app, "run_app", lambda **kw: started.append(kw) or 0)
+    assert cli.main(argv) == 0
+    assert built == [False]
+    assert started == [{"quit_after_startup": "--quit-after-startup" in argv, "database_url": window}]
+
+
+@pytest.mark.parametrize("argv", [["catalog"], ["--database-url", "x", "catalog"], ["--help"], ["--quit-after-startup",
+                                                                                                  "--verbose"]])
+def test_anything_but_the_windows_options_is_read_by_the_whole_parser(argv, monkeypatch, capsys):
+    import gpudesk.cli as cli
+
+    built = []
+    real = cli.build_parser
+    monkeypatch.setattr(cli, "build_parser", lambda commands=True: built.append(commands) or real(commands))
+    with pytest.raises(SystemExit):
+        cli.main(argv)
+    assert built == [True]
+    out, err = capsys.readouterr()
+    if argv == ["--help"]:
+        assert "catalogue" in out and "import" in out  # the commands are listed
+    elif "catalog" in argv:
+        assert "invalid choice: 'catalog'" in err  # a mistyped command is named as one
+
+
 def test_list_accelerators_json_contract(catalogue, capsys):
     code, out, _ = run_cli(capsys, "catalogue", "list", "--kind", "accelerators", "--json")
     assert code == 0
