@@ -112,7 +112,7 @@ def test_the_shared_start_is_used_and_shares_only_values_that_cannot_change():
 
 
 def test_a_nested_value_is_never_part_of_the_shared_start():
-    lines = ['{"cfg": {"a": 1}, "x": "same", "t": %d}' % i for i in range(5)]
+    lines = [json.dumps({"cfg": {"a": 1}, "x": "same", "t": i}) for i in range(5)]
     records = [r for r in iter_json(Source("t.jsonl", text="\n".join(lines) + "\n")) if isinstance(r, Record)]
     assert [r.shared for r in records] == [None] * 5  # the first member already differs in kind
     assert records[3].value["cfg"] is not records[4].value["cfg"]
@@ -124,7 +124,7 @@ def test_lines_without_a_common_start_stop_the_looking_after_a_few(monkeypatch):
     calls = []
     real = reader._SharedStart._learn
     monkeypatch.setattr(reader._SharedStart, "_learn", lambda self, t, v: calls.append(t) or real(self, t, v))
-    text = "".join('{"id": %d, "x": 1}\n' % i for i in range(60))
+    text = "".join(json.dumps({"id": i, "x": 1}) + "\n" for i in range(60))
     records = [r for r in iter_json(Source("t.jsonl", text=text)) if isinstance(r, Record)]
     assert [r.value["id"] for r in records] == list(range(60))
     assert len(calls) == reader._SharedStart.MAX_MISSES

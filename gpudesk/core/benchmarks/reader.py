@@ -253,6 +253,10 @@ class _Buffer:
         self._line_pos = index
         return self._line_no
 
+    def mark_line(self, index: int, line: int) -> None:
+        """Note that buf[index] is on line `line` (line_at counts on from there)."""
+        self._line_pos, self._line_no = index, line
+
     def column_at(self, index: int) -> int:
         """1-based column of buf[index] on its line."""
         nl = self.buf.rfind("\n", 0, index)
@@ -465,7 +469,7 @@ def _json_lines(b: _Buffer, index: int, line: int, starts: _SharedStart) -> Iter
             pos = end + 1
     finally:
         b.pos = pos - 1  # on the newline before that line, where a record read the usual way leaves it
-        b._line_pos, b._line_no = b.pos, line  # that newline ends line `line`: no need to count them again
+        b.mark_line(b.pos, line)  # that newline ends line `line`: the lines read need no counting again
 
 
 _SCALARS = (str, int, float, bool, type(None))
@@ -540,7 +544,7 @@ class _SharedStart:
         if any(c in following for c in '"\\') or not following.isprintable():
             return  # written with escapes, perhaps: not looked for as text
         at = 0
-        for _ in range(4):  # the key's text may also occur earlier, inside a value
+        for _ in range(4):  # the key's text occurs earlier when a key is written twice
             at = text.find(f'"{following}"', at + 1)
             if at < 0:
                 return
