@@ -7,6 +7,7 @@ changed, and the comment says so. Written to kill the mutants that survived (REA
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pytest
 
@@ -76,6 +77,19 @@ def says(problem: tuple[str, str, str], place: str, severity: str, start: str, e
 
 def table(ms) -> list[tuple]:
     return [(m.metric, m.statistic, pytest.approx(m.value), m.unit) for m in ms]
+
+
+
+def _doc(path) -> dict:
+    """A real file's JSON, for a test to change a field of and read again."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _reader_of(reader, default_name: str):
+    """`reader.parse` of a (changed) document, as if read from a file of that name."""
+    def parse(doc: dict, name: str = default_name):
+        return reader.parse(json.dumps(doc), name)
+    return parse
 
 
 # --------------------------------------------------------------------------- ollama.py
@@ -502,12 +516,8 @@ def test_sglang_is_recognised_by_its_keys():
 # --------------------------------------------------------------------------- guidellm.py
 
 
-def _guidellm() -> dict:
-    return json.loads(GUIDELLM.read_text(encoding="utf-8"))
-
-
-def _guide(report: dict, name: str = "benchmarks.json"):
-    return guidellm.parse(json.dumps(report), name)
+_guidellm = partial(_doc, GUIDELLM)
+_guide = _reader_of(guidellm, "benchmarks.json")
 
 
 def test_guidellm_synchronous_benchmark_field_by_field():
@@ -661,12 +671,8 @@ def test_guidellm_benchmarks_with_nothing_to_store_are_named():
 # --------------------------------------------------------------------------- genai_perf.py
 
 
-def _aiperf() -> dict:
-    return json.loads(AIPERF.read_text(encoding="utf-8"))
-
-
-def _export(doc: dict, name: str = "export.json"):
-    return genai_perf.parse(json.dumps(doc), name)
+_aiperf = partial(_doc, AIPERF)
+_export = _reader_of(genai_perf, "export.json")
 
 
 def test_aiperf_export_field_by_field():
@@ -994,12 +1000,8 @@ def test_llama_bench_cpu_tables_say_their_note_once_and_long_lines_are_skipped()
 # --------------------------------------------------------------------------- trtllm_bench.py
 
 
-def _report() -> dict:
-    return json.loads(TRT_REPORT.read_text(encoding="utf-8"))
-
-
-def _trt(doc: dict, name: str = "report.json"):
-    return trtllm_bench.parse(json.dumps(doc), name)
+_report = partial(_doc, TRT_REPORT)
+_trt = _reader_of(trtllm_bench, "report.json")
 
 
 def test_trtllm_bench_report_field_by_field():
@@ -1248,11 +1250,10 @@ def test_trtllm_bench_two_runs_in_one_log_and_a_log_without_figures():
 
 
 def _example() -> dict:
-    return json.loads(gpudesk_schema.example_path().read_text(encoding="utf-8"))
+    return _doc(gpudesk_schema.example_path())
 
 
-def _own(doc: dict, name: str = "mine.json"):
-    return gpudesk_schema.parse(json.dumps(doc), name)
+_own = _reader_of(gpudesk_schema, "mine.json")
 
 
 def test_gpudesk_example_field_by_field():
@@ -1806,8 +1807,7 @@ def test_mlperf_detail_variants_of_the_real_one():
             "line 4", "warning", "a line over 1 MiB: skipped")
 
 
-def _endpoints() -> dict:
-    return json.loads(RESULT_SUMMARY.read_text(encoding="utf-8"))
+_endpoints = partial(_doc, RESULT_SUMMARY)
 
 
 def test_mlperf_endpoints_result_summary_field_by_field():
