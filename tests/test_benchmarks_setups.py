@@ -261,6 +261,9 @@ ODD_RECORDS = [
     {"test_time": 'a "quoted" time'}, {"test_time": "x" * 60}, {"n_depth": -1}, {"n_depth": "512"},
     {"avg_ts": 0.0}, {"avg_ts": None, "samples_ts": [10.0, 20.0]}, {"n_prompt": 512, "n_gen": 128},
     {"test": "tg256"}, {"n_gen": True}, {"avg_ts": float("inf")}, {"stddev_ts": -1.0},
+    {"test_time": ""}, {"test_time": "2025-04-24 11:58:50"}, {"test_time": "24/04/2025"},
+    {"test_time": "2025-04-24T11:58:50+02:00"}, {"test_time": "24 avril 2025 à 11:58"}, {"test_time": "2025年4月24日"},
+    {"test_time": "tab\there"}, {"test_time": "a\\b"},
 ]
 
 
@@ -276,3 +279,16 @@ def test_the_usual_llama_bench_record_read_fast_gives_what_the_full_checks_give(
     monkeypatch.setattr(llama_bench, "_FIGURES", no_fast_way)
     assert fast == _rows(path)
     assert any("metric" in x for x in fast)
+
+
+@pytest.mark.parametrize("test_time", ["2025-04-24T11:58:50Z", "2025-04-24T11:58:50+02:00", "2025-04-24T11:58:50.123456",
+                                       "run_7", ""])
+def test_the_usual_llama_bench_record_is_read_without_the_full_checks(tmp_path, monkeypatch, test_time):
+    """Timestamps as llama-bench writes them (and other texts JSON takes as they are) keep a record
+    on the fast way; the full checks are for the odd ones (see the test above)."""
+    path = _jsonl(tmp_path, [_record(test_time=test_time), _record(test_time=test_time + " local time")])
+    full = []
+    real = llama_bench._figures
+    monkeypatch.setattr(llama_bench, "_figures", lambda rec, *a: full.append(rec["test_time"]) or real(rec, *a))
+    rows = [row for item in llama_bench.iter_batches(path) for row in getattr(item, "rows", ())]
+    assert len(rows) == 2 and full == [test_time + " local time"]

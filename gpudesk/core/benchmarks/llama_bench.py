@@ -144,6 +144,9 @@ _SETUP_CACHE_SIZE = 256
 _FLOAT_MAX = sys.float_info.max
 _EXACT_INT = 2**53  # ints up to this size are floats without loss: parse_int returns them unchanged
 _PLAIN = re.compile(r"[\w:.+\-]+")  # no space, no path separator: a text clean_text leaves as it is
+# the ASCII characters _PLAIN takes: a text is plain when deleting them from its UTF-8 leaves nothing
+# (a text with other characters, which may be plain too, is checked with _PLAIN)
+_PLAIN_ASCII = bytes(c for c in range(128) if _PLAIN.fullmatch(chr(c)))
 
 
 @dataclass
@@ -360,7 +363,7 @@ def to_row(rec: dict, item: Record, name: str, cache: dict) -> tuple[Setup, list
             and type(stddev) is float and type(samples) is list and samples and type(test_time) is str
             and 0 <= n_prompt <= _EXACT_INT and 0 <= n_gen <= _EXACT_INT and 0 <= n_depth <= _EXACT_INT
             and (n_prompt or n_gen) and 0.0 < rate <= _FLOAT_MAX and 0.0 <= stddev <= _FLOAT_MAX
-            and len(test_time) <= 40 and _PLAIN.fullmatch(test_time)) else None
+            and len(test_time) <= 40 and not test_time.encode().translate(None, _PLAIN_ASCII)) else None
     if figures is None:
         figures = _figures(rec, item, name, problems)
         if figures is None:
