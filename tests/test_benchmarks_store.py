@@ -390,3 +390,123 @@ def test_a_dry_run_counts_a_figure_shared_by_two_files_once(catalogue, tmp_path)
     real = import_files(catalogue, files)
     assert [f.stored for f in preview.files] == [f.stored for f in real.files]
     assert sum(f.stored for f in real.files) == real.files[0].stored > 0
+
+
+def _llama_file(path, n: int, hour: int = 10):
+    rec = json.loads(LLAMA_M5.read_text().splitlines()[0])
+    path.write_text("".join(json.dumps(dict(rec, test_time=f"2026-06-01T{hour:02d}:{i // 60:02d}:{i % 60:02d}Z")) + "\n"
+                            for i in range(n)))
+    return path
+
+
+def _import_rows(gpudesk_home) -> list[tuple]:
+    with sqlite3.connect(gpudesk_home / "gpudesk.sqlite3") as conn:
+        return conn.execute("SELECT source_file, file_hash, size_bytes, stored FROM bench_imports ORDER BY id").fetchall()
+
+
+@pytest.fixture
+def hashed_beside(monkeypatch):
+    """Every file is large enough to be hashed beside its import; the threads started are listed."""
+    from gpudesk.core.benchmarks import store
+
+    monkeypatch.setattr(store, "HASH_BESIDE_BYTES", 1)
+    started = []
+    real_start = store._HashBeside.start
+    monkeypatch.setattr(store._HashBeside, "start", lambda self: started.append(self.src.name) or real_start(self))
+    return started
+
+
+def test_a_file_no_earlier_import_can_be_is_hashed_beside_its_import(catalogue, gpudesk_home, tmp_path,
+                                                                     hashed_beside):
+    import hashlib
+
+    path = _llama_file(tmp_path / "run.jsonl", 30)
+    assert import_files(catalogue, [path]).files[0].stored == 30
+    assert hashed_beside == ["run.jsonl"]
+    # the committed import row holds the file's SHA-256 and size, not the stand-in
+    assert _import_rows(gpudesk_home) == [("run.jsonl", hashlib.sha256(path.read_bytes()).hexdigest(),
+                                           path.stat().st_size, 30)]
+    # an import of its size exists now: a copy is hashed first, and recognised without being read
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(path.read_bytes())
+    assert import_files(catalogue, [copy]).files[0].status == "already imported"
+    assert hashed_beside == ["run.jsonl"]
+    # the same size, other bytes (another hour in every time stamp): hashed first, then imported
+    other = _llama_file(tmp_path / "other.jsonl", 30, hour=11)
+    assert other.stat().st_size == path.stat().st_size
+    assert import_files(catalogue, [other]).files[0].stored == 30
+    assert hashed_beside == ["run.jsonl"] and len(_import_rows(gpudesk_home)) == 2
+
+
+def test_a_file_given_twice_in_one_import_is_stored_once(catalogue, gpudesk_home, tmp_path, hashed_beside):
+    path = _llama_file(tmp_path / "run.jsonl", 12)
+    report = import_files(catalogue, [path, path])
+    assert [(f.status, f.stored) for f in report.files] == [("imported", 12), ("already imported", 0)]
+    assert hashed_beside == ["run.jsonl"] and len(_import_rows(gpudesk_home)) == 1
+
+
+def test_a_file_the_hash_cannot_read_changes_nothing(catalogue, gpudesk_home, tmp_path, hashed_beside, monkeypatch):
+    from gpudesk.core.benchmarks import store
+
+    import_files(catalogue, [LLAMA_4080])
+    before = db_rows(gpudesk_home)
+
+    def unreadable(_src):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(store, "_file_hash", unreadable)
+    f = import_files(catalogue, [_llama_file(tmp_path / "run.jsonl", 12)]).files[0]
+    assert (f.status, f.stored, f.import_id) == ("failed", 0, None)
+    assert f.errors[0].message == "the file cannot be read (Input/output error): nothing from it was stored"
+    assert db_rows(gpudesk_home) == before
+
+
+@pytest.mark.parametrize("beside", [True, False], ids=["hashed-beside", "hashed-first"])
+def test_a_file_another_program_imports_at_the_same_moment_is_stored_once(catalogue, gpudesk_home, tmp_path,
+                                                                         monkeypatch, beside):
+    """Another program stores the same file after this one looked for it and before it commits:
+    the unique file hash refuses the second, which is reported as already imported."""
+    import hashlib
+
+    from gpudesk.core.benchmarks import store
+
+    path = _llama_file(tmp_path / "run.jsonl", 12)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+
+    def other_program_imports_it(*_args):
+        with catalogue.engine.begin() as conn:
+            writer.new_import_row(conn, {"file_hash": digest, "source_file": "run.jsonl", "format": "llama-bench",
+                                         "imported_at": "2026-11-27T10:00:00", "imported_by": "someone else",
+                                         "size_bytes": 0, "records": 12, "stored": 12, "duplicates": 0,
+                                         "problems": []})
+        return False
+
+    monkeypatch.setattr(store, "HASH_BESIDE_BYTES", 1 if beside else 1 << 40)
+    monkeypatch.setattr(store, "_may_be_imported" if beside else "_already_imported", other_program_imports_it)
+    f = import_files(catalogue, [path]).files[0]
+    assert (f.status, f.stored, f.import_id) == ("already imported", 0, None)
+    assert "another program imported this file at the same moment" in f.problems[-1].message
+    assert f.previous_import is not None and f.previous_import["stored"] == 12
+    assert [row[:2] for row in _import_rows(gpudesk_home)] == [("run.jsonl", digest)]
+    assert db_rows(gpudesk_home)["bench_measurements"] == 0
+
+
+def test_a_cancelled_import_leaves_no_hash_thread_behind(catalogue, gpudesk_home, tmp_path, hashed_beside,
+                                                         monkeypatch):
+    import threading
+    import time
+
+    from gpudesk.core.benchmarks import store
+
+    real = store._file_hash
+
+    def slow(src):
+        time.sleep(0.3)
+        return real(src)
+
+    monkeypatch.setattr(store, "_file_hash", slow)
+    path = _llama_file(tmp_path / "run.jsonl", 400)
+    report = import_files(catalogue, [path], progress=lambda _i, _name, read, _total: read == 0)
+    assert report.files[0].status == "cancelled" and hashed_beside == ["run.jsonl"]
+    assert not [t for t in threading.enumerate() if t.name == "gpudesk-file-hash"]
+    assert db_rows(gpudesk_home)["bench_imports"] == 0

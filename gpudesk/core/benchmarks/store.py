@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +40,7 @@ MODEL_FIELDS = ("model", "params", "active_params", "weights_bytes", "precision"
 IMPORTED, NOTHING_NEW, ALREADY, CONTEXT, FAILED = "imported", "nothing new", "already imported", "context", "failed"
 CANCELLED = "cancelled"
 PROGRESS_EVERY = 1 << 18  # characters read between two progress reports
+HASH_BESIDE_BYTES = 4 << 20  # files this large are hashed on a thread beside their import (see _HashBeside)
 
 # progress(file index, file name, characters read, file size in bytes) -> False to cancel
 ProgressCallback = Callable[[int, str, int, int], bool]
@@ -305,6 +308,42 @@ def _file_hash(src: Source) -> tuple[str, int]:
     return h.hexdigest(), size
 
 
+class _HashBeside(threading.Thread):
+    """A file's SHA-256, worked out on a thread while the file is read and stored: hashlib lets go of
+    the GIL, so with a second core the hash takes no time from the import. Only for a file no
+    earlier import can be (none had its size), as the import row is written before the hash is
+    known (under a stand-in, see _stand_in) and gets it before the transaction commits."""
+
+    def __init__(self, src: Source):
+        super().__init__(name="gpudesk-file-hash", daemon=True)
+        self.src = src
+        self.value: str | None = None
+        self.error: OSError | None = None
+
+    def run(self) -> None:
+        try:
+            self.value = _file_hash(self.src)[0]
+        except OSError as exc:
+            self.error = exc
+
+    def result(self) -> str:
+        self.join()
+        if self.error is not None:
+            raise self.error
+        return self.value or ""
+
+
+def _stand_in() -> str:
+    """The import row's file hash until the real one is known: unique, and never a SHA-256 (64 hex digits)."""
+    return "hashing:" + uuid.uuid4().hex
+
+
+def _may_be_imported(catalogue, size: int) -> bool:
+    """Whether an earlier import could be this file: one of the same size."""
+    with catalogue.engine.connect() as conn:
+        return conn.execute(select(BenchImport.id).where(BenchImport.size_bytes == size).limit(1)).first() is not None
+
+
 def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_bytes, systems,
                 progress: ProgressCallback | None = None, index: int = 0, seen: set[str] | None = None) -> FileReport:
     shown = str(path)
@@ -317,12 +356,19 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
     fr.name = src.name
     if progress is not None and not _report_progress(src, fr, progress, index):
         return fr
+    file_hash: str | _HashBeside
     try:
-        file_hash, fr.size_bytes = _file_hash(src)
+        size = src.size() if src.path is not None else 0
+        if size >= HASH_BESIDE_BYTES and not _may_be_imported(catalogue, size):
+            fr.size_bytes = size
+            file_hash = _HashBeside(src)
+            file_hash.start()
+        else:
+            file_hash, fr.size_bytes = _file_hash(src)
     except OSError as exc:
         fr.add_problem(Problem(src.name, "", f"the file cannot be read ({exc.strerror or exc})", "error"))
         return fr
-    if _already_imported(catalogue, fr, src, file_hash):
+    if isinstance(file_hash, str) and _already_imported(catalogue, fr, src, file_hash):
         return fr
     try:
         detection = detect_mod.detect_source(src)
@@ -387,18 +433,24 @@ def _system_for(fr: FileReport, src: Source, fmt: str | None, systems) -> dict |
     return system
 
 
-def _store_file(catalogue, fr: FileReport, src: Source, file_hash: str, items: Iterator, ids: set[str], gpu, count,
-                dry_run: bool, seen: set[str] | None) -> None:
+def _store_file(catalogue, fr: FileReport, src: Source, file_hash: str | _HashBeside, items: Iterator, ids: set[str],
+                gpu, count, dry_run: bool, seen: set[str] | None) -> None:
     """Store the file's items in one transaction: committed, or rolled back for a dry run, a failure
-    or a cancellation (reported in `fr`)."""
+    or a cancellation (reported in `fr`). A hash still being worked out is waited for before the
+    commit, and replaces the import row's stand-in."""
     fr.imported_by = getattr(catalogue, "user", "")
+    beside = file_hash if isinstance(file_hash, _HashBeside) else None
     conn = catalogue.engine.connect()
     cache_size = _bulk_cache(conn)
     trans = conn.begin()
     try:
         stored_here: set[str] | None = set() if seen is not None else None  # only a dry run needs them
-        _store_stream(conn, fr, src, file_hash, fr.format, items, ids, gpu, count, dry_run, seen=seen,
-                      stored_here=stored_here)
+        _store_stream(conn, fr, src, _stand_in() if beside else file_hash, fr.format, items, ids, gpu, count, dry_run,
+                      seen=seen, stored_here=stored_here)
+        if beside is not None:
+            file_hash = beside.result()  # an OSError: the file cannot be read (below)
+            if fr.import_id is not None and not dry_run and fr.status != FAILED:
+                conn.execute(update(BenchImport).where(BenchImport.id == fr.import_id).values(file_hash=file_hash))
         if dry_run or fr.status == FAILED:
             trans.rollback()
             if seen is not None and stored_here and fr.status != FAILED:
@@ -415,14 +467,23 @@ def _store_file(catalogue, fr: FileReport, src: Source, file_hash: str, items: I
         trans.rollback()
         if _database_fault(exc):
             raise  # the database, not the file: locked, read-only, full or damaged (the caller says so)
-        if _imported_meanwhile(exc):
+        if isinstance(file_hash, str) and _imported_meanwhile(exc):
             _report_imported_meanwhile(catalogue, fr, src, file_hash)
+            return
+        if beside is not None and exc is beside.error:
+            fr.status = FAILED
+            fr.stored = 0
+            fr.import_id = None
+            fr.add_problem(Problem(src.name, "", f"the file cannot be read ({exc.strerror or exc}): nothing from it "
+                                   "was stored", "error"))
             return
         fr.status = FAILED
         fr.stored = 0
         fr.add_problem(Problem(src.name, "", f"the import failed and was undone ({type(exc).__name__}: "
                                f"{clean_text(str(exc), 300)})", "error"))
     finally:
+        if beside is not None:
+            beside.join()  # also after a failure or a cancellation: no thread outlives its file
         _restore_cache(conn, cache_size)
         conn.close()
 
