@@ -197,10 +197,15 @@ def test_simultaneous_saves_of_one_row_never_both_win(team_url):
             p.close()
 
 
-def test_imported_measurements_are_shared_with_who_imported_them(team_url):
+@pytest.mark.parametrize("hash_beside", [False, True], ids=["hashed-first", "hashed-beside"])
+def test_imported_measurements_are_shared_with_who_imported_them(team_url, monkeypatch, hash_beside):
+    """Also with the file hashed beside its import: its import row gets the SHA-256 on the server
+    before the commit, and the same file from another desk is recognised by it."""
     from gpudesk.core.benchmarks import store
     from gpudesk.core.benchmarks.calibration import current_calibrations
 
+    if hash_beside:
+        monkeypatch.setattr(store, "HASH_BESIDE_BYTES", 1)
     alice, bob = _open_as(team_url, "alice"), _open_as(team_url, "bob")
     try:
         files = sorted((BENCH / "llama-bench").glob("*.jsonl"))[:1] or sorted((BENCH / "llama-bench").iterdir())[:1]
@@ -215,6 +220,7 @@ def test_imported_measurements_are_shared_with_who_imported_them(team_url):
         assert store.data_revision(bob) != empty and store.data_revision(bob)[0] == stored
         again = store.import_files(bob, files)  # the same file from the other desk: recognised, not doubled
         assert sum(f.stored for f in again.files) == 0
+        assert [f.status for f in again.files] == ["already imported"] * len(files)
         assert store.count_measurements(alice) == stored
     finally:
         alice.close()
