@@ -227,6 +227,40 @@ def test_imported_measurements_are_shared_with_who_imported_them(team_url, monke
         bob.close()
 
 
+@pytest.mark.parametrize("hash_beside", [False, True], ids=["hashed-first", "hashed-beside"])
+def test_the_same_file_imported_at_the_same_moment_from_two_desks_is_stored_once(team_url, monkeypatch,
+                                                                                hash_beside):
+    """Bob's import of a file commits after Alice's import looked for it and before hers commits:
+    the server's unique file hash refuses hers, and she is told Bob imported it, not that it failed."""
+    import hashlib
+
+    from gpudesk.core.benchmarks import store
+
+    path = sorted((BENCH / "llama-bench").glob("*.jsonl"))[0]
+    alice, bob = _open_as(team_url, "alice"), _open_as(team_url, "bob")
+    try:
+        looked_for = "_may_be_imported" if hash_beside else "_already_imported"
+        real = getattr(store, looked_for)
+
+        def bob_imports_it(*_args):  # right after Alice's import looked: Bob's runs (the usual way), commits
+            monkeypatch.setattr(store, looked_for, real)
+            assert store.import_files(bob, [path]).files[0].stored > 0
+            return False
+
+        monkeypatch.setattr(store, "HASH_BESIDE_BYTES", 1 if hash_beside else 1 << 40)
+        monkeypatch.setattr(store, looked_for, bob_imports_it)
+        f = store.import_files(alice, [path]).files[0]
+        assert (f.status, f.stored, f.import_id) == ("already imported", 0, None)
+        assert "another program imported this file at the same moment" in f.problems[-1].message
+        assert [(i["imported_by"], i["source_file"]) for i in store.imports(alice)] == [("bob", path.name)]
+        with alice.engine.connect() as conn:
+            assert conn.execute(text("SELECT file_hash FROM bench_imports")).scalars().all() == \
+                [hashlib.sha256(path.read_bytes()).hexdigest()]
+    finally:
+        alice.close()
+        bob.close()
+
+
 def test_measurements_of_the_one_table_layout_move_to_setups_on_a_server(team_url):
     """Migration 0005 on PostgreSQL, with rows: down to the one-table layout and up again keeps every
     value and id, and the sequences go on after the ids it copied (the next import stores)."""

@@ -545,8 +545,11 @@ def _database_fault(exc: Exception) -> bool:
 
 
 def _imported_meanwhile(exc: Exception) -> bool:
-    """Whether another process stored the same file between the duplicate check and the insert."""
-    return "UNIQUE constraint failed: bench_imports.file_hash" in str(getattr(exc, "orig", ""))
+    """Whether another process stored the same file between the duplicate check and the commit: the
+    unique file hash refused this import's row (SQLite names the column, PostgreSQL the index)."""
+    text = str(getattr(exc, "orig", ""))
+    return "UNIQUE constraint failed: bench_imports.file_hash" in text or \
+        ("unique constraint" in text and '"ix_bench_imports_file_hash"' in text)
 
 
 def _store_stream(conn: Connection, fr: FileReport, src: Source, file_hash: str, fmt: str | None,
