@@ -3,7 +3,7 @@ PySide6 window on the same machine. Each run is a fresh process (`gpudesk --quit
 exits as soon as the catalogue table is filled); the first run also builds the database from
 data/, so it is reported on its own.
 
-    python tests/bench/bench_startup.py [--runs 7]
+    python tests/bench/bench_startup.py [--runs 7] [--instructions]
 
 Prints the median of each and their ratio, in wall time (the budget's figure) and in CPU time (user +
 system seconds of the process; where the two differ, it waited for the disk or for other programs,
@@ -13,6 +13,12 @@ A third process is the floor any implementation has to beat: a PySide6 window wi
 catalogue window needs before it is useful (Fusion style, a 150-row table that asks a Python model
 for its cells, four menus and a status bar). What lies between it and gpudesk is gpudesk's own
 work: its modules, style sheet, panels, icons and first paint.
+
+`--instructions` also counts the instructions each process runs, once under valgrind (Debian's
+`valgrind`; about half a minute each): a figure that stays within about 2% from run to run where
+wall and CPU times move by 20% on a busy or virtual machine, so that a change of a few per cent
+to start-up can be told from noise. It does not see waiting (disk, the second core), so it
+complements the wall time, which is the budget's figure.
 
 Both are measured with Python's bytecode cache on, in a temporary folder (PYTHONPYCACHEPREFIX), as
 an installed app has its .pyc files: where PYTHONDONTWRITEBYTECODE is set (as in some CI and
@@ -24,7 +30,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -77,6 +85,18 @@ sys.exit(app.exec())
 """
 
 
+def instructions(cmd: list[str], env: dict) -> int:
+    """The instructions `cmd` runs, counted by valgrind's callgrind tool (threads included)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd], env=env,
+                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    found = re.search(r"Collected\s*:\s*(\d+)", proc.stdout)
+    if proc.returncode != 0 or found is None:
+        raise SystemExit(f"valgrind {' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-2000:]}")
+    return int(found.group(1))
+
+
 def timed(cmd: list[str], env: dict) -> tuple[float, float]:
     """(wall seconds, CPU seconds: user + system) of one run of `cmd`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -92,6 +112,8 @@ def timed(cmd: list[str], env: dict) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count each process's instructions under valgrind (stable from run to run)")
     parser.add_argument("--no-bytecode", action="store_true",
                         help="honour PYTHONDONTWRITEBYTECODE: compile every module on every start")
     args = parser.parse_args()
@@ -127,6 +149,11 @@ def main() -> int:
     print(f"floor_ratio: {wall['floor'] / wall['bare']:.2f}x wall, {cpu['floor'] / cpu['bare']:.2f}x CPU")
     print(f"gpudesk_over_floor_ms: {(wall['gpudesk'] - wall['floor']) * 1000:,.0f} wall, "
           f"{(cpu['gpudesk'] - cpu['floor']) * 1000:,.0f} CPU")
+    if args.instructions:
+        counted = {name: instructions(cmd, env) for name, cmd in commands.items()}
+        print("instructions (valgrind): " + ", ".join(f"{name} {n / 1e6:,.0f} M" for name, n in counted.items()))
+        print(f"ratio_instructions: {counted['gpudesk'] / counted['bare']:.2f}x, "
+              f"floor {counted['floor'] / counted['bare']:.2f}x")
     return 0
 
 
