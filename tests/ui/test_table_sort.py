@@ -93,3 +93,46 @@ def test_sorted_positions_orders_mixed_values_as_the_table_shows_them():
     values = [3, "b", None, 2.5, "A", "", True, 10]
     assert sorted_positions(values) == [6, 3, 0, 7, 4, 1, 2, 5]  # True as 1, numbers, text, then empty
     assert sorted_positions(values, descending=True) == [1, 4, 7, 0, 3, 6, 2, 5]
+
+
+def test_each_role_gets_what_a_view_shows(qtbot):
+    """What the views draw from the shared model: the text, numbers right-aligned and text left,
+    the column's tooltip before the row's, the row style's italics and colour, the raw value for
+    sorting and the row itself; nothing for an index outside the rows."""
+    from PySide6.QtCore import QModelIndex
+    from PySide6.QtGui import QBrush, QFont
+
+    from gpudesk.ui.models.table import SORT_ROLE
+
+    model = RowTableModel([
+        Column("name", "Name", tooltip=lambda row: f"the {row['name']}" if row["name"] == "b" else None),
+        Column("memory", "Memory\n(GB)", numeric=True, decimals=1),
+        Column("tag", "Tag", text=lambda row: (row["tag"] or "?").upper()),
+    ])
+    model.set_rows(ROWS[:2])
+    model.row_style = lambda row: {"italic": True, "color": "#123456", "tooltip": "mine"} if row["name"] == "a" else {}
+    b, a = model.row(0), model.row(1)
+    assert (b["name"], a["name"]) == ("b", "a")
+    cell = model.index
+    right = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    left = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+    assert [model.data(cell(0, c)) for c in range(3)] == ["b", "16.0", "BETA"]
+    assert [model.data(cell(0, c), Qt.ItemDataRole.TextAlignmentRole) for c in range(3)] == [left, right, left]
+    assert [model.headerData(c, Qt.Orientation.Horizontal, Qt.ItemDataRole.TextAlignmentRole)
+            for c in range(3)] == [left, right, left]
+    assert model.headerData(1, Qt.Orientation.Horizontal) == "Memory\n(GB)"
+    assert model.headerData(1, Qt.Orientation.Vertical) == "2"
+    assert model.data(cell(0, 1), SORT_ROLE) == 16.0 and model.data(cell(1, 2), SORT_ROLE) == "Alpha"
+    assert model.data(cell(1, 0), ROW_ROLE) is a
+    assert model.data(cell(0, 0), Qt.ItemDataRole.ToolTipRole) == "the b"  # the column's own tooltip
+    assert model.data(cell(1, 0), Qt.ItemDataRole.ToolTipRole) == "mine"  # else the row style's
+    assert model.data(cell(0, 1), Qt.ItemDataRole.ToolTipRole) is None
+    font = model.data(cell(1, 2), Qt.ItemDataRole.FontRole)
+    brush = model.data(cell(1, 2), Qt.ItemDataRole.ForegroundRole)
+    assert isinstance(font, QFont) and font.italic() and isinstance(brush, QBrush)
+    assert brush.color().name() == "#123456"
+    assert model.data(cell(0, 2), Qt.ItemDataRole.FontRole) is None
+    assert model.data(cell(0, 2), Qt.ItemDataRole.ForegroundRole) is None
+    assert model.data(QModelIndex()) is None and model.data(cell(0, 0), Qt.ItemDataRole.DecorationRole) is None
+    assert model.flags(cell(0, 0)) == Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+    assert model.flags(QModelIndex()) == Qt.ItemFlag.NoItemFlags
