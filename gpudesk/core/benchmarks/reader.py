@@ -38,14 +38,14 @@ MAX_RECORD_CHARS = 256 << 20  # one JSON value (e.g. a vLLM --save-detailed resu
 MAX_LINE_CHARS = 1 << 20  # text-log lines above 1 MiB are skipped
 HEAD_CHARS = 64 << 10  # what format detection looks at
 CHUNK_CHARS = 1 << 16
-_LONG_NUMBER = re.compile(r"[0-9]{19}")  # a line holding one is read by the standard library (exact integers)
 _DIGITS_AS_NINES = bytes.maketrans(b"0123456789", b"9999999999")
+_LONG_RUN = b"9" * 19
 
 
 def _has_long_number(text: str) -> bool:
-    """Whether `text` holds 19 digits in a row (one C pass; the regular expression is only run on the
-    lines of a buffer where this is true)."""
-    return b"9" * 19 in text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_NINES)
+    """Whether `text` holds 19 digits in a row, which could be a whole number beyond 64 bits: such a
+    text is read by the standard library (exact integers), not orjson. Two C passes over the text."""
+    return _LONG_RUN in text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_NINES)
 
 _MAGIC = (
     (b"\x1f\x8b", "a gzip-compressed file: decompress it first (gunzip)"),
@@ -224,7 +224,6 @@ class _Buffer:
         self.base_col = 0  # characters before buf[0] on its line
         self._line_pos = 0
         self._line_no = 1
-        self.long_numbers = False  # whether buf holds 19 digits in a row somewhere
 
     def more(self, at_least: int = 0) -> bool:
         """Read more text; keep buf[pos:]. Returns False at the end of the stream."""
@@ -243,7 +242,6 @@ class _Buffer:
             self.eof = True
             return False
         self.buf += data
-        self.long_numbers = _has_long_number(self.buf)
         return True
 
     def line_at(self, index: int) -> int:
@@ -450,17 +448,13 @@ def _json_lines(b: _Buffer, index: int, line: int, starts: _SharedStart) -> Iter
     if b.pos >= len(buf) or buf[b.pos] != "\n":
         return
     n = len(buf)
-    long_numbers = b.long_numbers
     loads = starts.loads
     try:
         while pos < n and buf[pos] == "{":
             end = buf.find("\n", pos)
             if end < 0:
                 break
-            text = buf[pos:end]
-            if long_numbers and _LONG_NUMBER.search(text):
-                break
-            value = loads(text)
+            value = loads(buf[pos:end])
             if value is None:
                 break
             line += 1
@@ -499,11 +493,16 @@ class _SharedStart:
         self.used: dict | None = None  # `members` when the last line read shared them (Record.shared)
 
     def loads(self, text: str) -> dict | None:
-        """The object the line holds when it is one object alone; None otherwise."""
+        """The object the line holds when it is one object alone; None otherwise, and for a line
+        whose part to parse holds 19 digits in a row (see _has_long_number: the usual way reads it)."""
         cut = self.cut
         if cut and text.startswith(self.text) and text[cut:cut + 1] == ",":
+            rest = text[cut + 1:]
+            if _has_long_number(rest):  # the common start was checked when it was learned
+                self.used = None
+                return None
             try:
-                rest = _line_loads("{" + text[cut + 1:])
+                rest = _line_loads("{" + rest)
             except ValueError:
                 rest = None
             if type(rest) is dict and rest:  # not a bare '{...,}', which is no JSON
@@ -514,6 +513,8 @@ class _SharedStart:
                 self.used = members if len(value) == len(members) + len(rest) else None
                 return value
         self.used = None
+        if _has_long_number(text):
+            return None
         try:
             value = _line_loads(text)
         except ValueError:
@@ -572,8 +573,6 @@ def _whole_line(b: _Buffer, in_array: bool, starts: _SharedStart) -> dict | None
     text = buf[start:end] if end >= 0 else buf[start:]
     if in_array:
         text = text.rstrip(" \t\r,")  # the comma is skipped after the record, as after any value
-    if b.long_numbers and _LONG_NUMBER.search(text):
-        return None
     value = starts.loads(text)
     if value is None:
         return None
