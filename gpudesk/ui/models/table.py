@@ -21,7 +21,7 @@ from gpudesk.core.format import format_number
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ROW_ROLE = Qt.ItemDataRole.UserRole + 2
 # looked up once: each Qt.ItemDataRole.X is two attribute lookups through PySide (~0.4 us), and an
-# or of two alignment flags ~1.8 us, while a view asks data() a dozen times per cell it paints
+# or of two alignment flags ~1.8 us, while a view asks data() about ten times per cell it paints
 _DISPLAY, _ALIGNMENT, _TOOLTIP = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.TextAlignmentRole, \
     Qt.ItemDataRole.ToolTipRole
 _FONT, _FOREGROUND = Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ForegroundRole
