@@ -333,6 +333,10 @@ class _HashBeside(threading.Thread):
         return self.value or ""
 
 
+def _unreadable(src: Source, exc: OSError, more: str = "") -> Problem:
+    return Problem(src.name, "", f"the file cannot be read ({exc.strerror or exc}){more}", "error")
+
+
 def _stand_in() -> str:
     """The import row's file hash until the real one is known: unique, and never a SHA-256 (64 hex digits)."""
     return "hashing:" + uuid.uuid4().hex
@@ -366,14 +370,14 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
         else:
             file_hash, fr.size_bytes = _file_hash(src)
     except OSError as exc:
-        fr.add_problem(Problem(src.name, "", f"the file cannot be read ({exc.strerror or exc})", "error"))
+        fr.add_problem(_unreadable(src, exc))
         return fr
     if isinstance(file_hash, str) and _already_imported(catalogue, fr, src, file_hash):
         return fr
     try:
         detection = detect_mod.detect_source(src)
     except OSError as exc:
-        fr.add_problem(Problem(src.name, "", f"the file cannot be read ({exc.strerror or exc})", "error"))
+        fr.add_problem(_unreadable(src, exc))
         return fr
     fr.detected_by = detection.reason
     system = _system_for(fr, src, detection.format, systems)
@@ -470,17 +474,14 @@ def _store_file(catalogue, fr: FileReport, src: Source, file_hash: str | _HashBe
         if isinstance(file_hash, str) and _imported_meanwhile(exc):
             _report_imported_meanwhile(catalogue, fr, src, file_hash)
             return
-        if beside is not None and exc is beside.error:
-            fr.status = FAILED
-            fr.stored = 0
-            fr.import_id = None
-            fr.add_problem(Problem(src.name, "", f"the file cannot be read ({exc.strerror or exc}): nothing from it "
-                                   "was stored", "error"))
-            return
         fr.status = FAILED
         fr.stored = 0
-        fr.add_problem(Problem(src.name, "", f"the import failed and was undone ({type(exc).__name__}: "
-                               f"{clean_text(str(exc), 300)})", "error"))
+        fr.import_id = None
+        if beside is not None and exc is beside.error:
+            fr.add_problem(_unreadable(src, exc, ": nothing from it was stored"))
+        else:
+            fr.add_problem(Problem(src.name, "", f"the import failed and was undone ({type(exc).__name__}: "
+                                   f"{clean_text(str(exc), 300)})", "error"))
     finally:
         if beside is not None:
             beside.join()  # also after a failure or a cancellation: no thread outlives its file
