@@ -11,6 +11,7 @@ import pytest
 
 from gpudesk.core.benchmarks import _common, reader, writer
 from gpudesk.core.benchmarks.store import (
+    IMPORTED,
     answer_hardware,
     answer_model,
     answers,
@@ -510,3 +511,110 @@ def test_a_cancelled_import_leaves_no_hash_thread_behind(catalogue, gpudesk_home
     assert report.files[0].status == "cancelled" and hashed_beside == ["run.jsonl"]
     assert not [t for t in threading.enumerate() if t.name == "gpudesk-file-hash"]
     assert db_rows(gpudesk_home)["bench_imports"] == 0
+
+
+def _stored_rows(gpudesk_home) -> list[tuple]:
+    """Every stored figure in the order it was written, with its import."""
+    with sqlite3.connect(gpudesk_home / "gpudesk.sqlite3") as conn:
+        return conn.execute("SELECT s.import_id, m.content_hash, m.metric, m.value, m.stddev, m.record_index, "
+                            "m.workload, m.conditions FROM bench_measurements m JOIN bench_setups s "
+                            "ON s.id = m.setup_id ORDER BY m.id").fetchall()
+
+
+def _two_overlapping_files(tmp_path):
+    """A file of 7 records, and one of 13 that repeats those 7 and one of its own records."""
+    first = _llama_lines(7, 0).splitlines(keepends=True)
+    more = _llama_lines(12, 0).splitlines(keepends=True)[7:]
+    a = tmp_path / "a.jsonl"
+    a.write_text("".join(first))
+    b = tmp_path / "b.jsonl"
+    b.write_text("".join(more[:2] + first + more[2:3] + more[2:]))
+    return a, b
+
+
+def _import_two(catalogue, tmp_path, monkeypatch, per_statement: int) -> list:
+    monkeypatch.setattr(writer, "ROWS_PER_STATEMENT", per_statement)
+    monkeypatch.setattr(writer, "BATCH", 5)  # several flushes, each with whole statements and a rest
+    monkeypatch.setattr(_common, "BATCH_ROWS", 5)
+    a, b = _two_overlapping_files(tmp_path)
+    return [(f.status, f.read, f.stored, f.duplicates) for f in import_files(catalogue, [a, b]).files]
+
+
+@pytest.mark.parametrize("per_statement", [1, 2, 3, 500])
+def test_rows_written_several_to_a_statement_are_stored_as_one_at_a_time(catalogue, gpudesk_home, tmp_path,
+                                                                         monkeypatch, per_statement):
+    """However many rows one INSERT writes, the same figures are stored in file order, and figures
+    stored before or earlier in the same statement are counted as duplicates, not stored again."""
+    counts = _import_two(catalogue, tmp_path, monkeypatch, per_statement)
+    assert counts == [(IMPORTED, 7, 7, 0), (IMPORTED, 13, 5, 8)]
+    rows = _stored_rows(gpudesk_home)
+    assert len(rows) == 12 == len({r[1] for r in rows})
+    first, second = rows[0][0], rows[-1][0]
+    assert [r[0] for r in rows] == [first] * 7 + [second] * 5
+    assert [r[5] for r in rows] == [0, 1, 2, 3, 4, 5, 6] + [0, 1, 9, 11, 12]  # record indexes, in file order
+    assert [json.loads(r[6])["depth"] for r in rows] == list(range(12))[:7] + [7, 8, 9, 10, 11]
+    with sqlite3.connect(gpudesk_home / "gpudesk.sqlite3") as conn:
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_an_import_writes_rows_in_statements_of_rows_per_statement(catalogue, gpudesk_home, tmp_path):
+    """1,200 figures of one setup go in two statements of 500 rows and 200 single-row steps (the
+    rest of the batch), not 1,200 steps."""
+    statements: list[str] = []
+    with catalogue.engine.connect() as conn:
+        conn.connection.dbapi_connection.set_trace_callback(statements.append)
+    path = tmp_path / "many.jsonl"
+    path.write_text(_llama_lines(1200, 0))
+    try:
+        assert import_files(catalogue, [path]).files[0].stored == 1200
+    finally:
+        with catalogue.engine.connect() as conn:
+            conn.connection.dbapi_connection.set_trace_callback(None)
+    inserts = [s for s in statements if s.startswith("INSERT OR IGNORE INTO bench_measurements")]
+    assert len(inserts) == 202
+    assert [s.count("),(") + 1 for s in inserts[:2]] == [500, 500]
+
+
+def test_an_sqlite_build_with_few_parameters_gets_statements_it_can_take(catalogue, gpudesk_home, tmp_path,
+                                                                        monkeypatch):
+    """SQLite before 3.32 takes at most 999 parameters in one statement (and a build may set fewer):
+    the rows per statement follow the connection's limit, so no import fails on 'too many SQL
+    variables'."""
+    from sqlalchemy import event
+
+    monkeypatch.setattr(writer, "ROWS_PER_STATEMENT", 5)  # 45 parameters, more than the 20 allowed
+    catalogue.engine.dispose()
+
+    @event.listens_for(catalogue.engine, "connect")
+    def _few(dbapi_connection, _record):
+        dbapi_connection.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 20)  # two rows of nine
+
+    path = tmp_path / "many.jsonl"
+    path.write_text(_llama_lines(25, 0))
+    report = import_files(catalogue, [path]).files[0]
+    assert (report.status, report.stored, report.problems) == (IMPORTED, 25, [])
+    assert len(_stored_rows(gpudesk_home)) == 25
+
+
+def test_an_import_checks_no_foreign_keys_and_leaves_them_checked(catalogue, gpudesk_home, tmp_path, monkeypatch):
+    """The bulk load runs without foreign-key checks (its rows refer to setups it has just written)
+    and a page cache of BULK_CACHE_KIB; both are put back for whatever the connection does next."""
+    from gpudesk.core.benchmarks import store
+
+    with catalogue.engine.connect() as conn:
+        before = [conn.exec_driver_sql(f"PRAGMA {p}").scalar() for p in ("foreign_keys", "cache_size")]
+    seen = []
+    real = writer.RowWriter.flush
+
+    def flush(self):
+        seen.append([self.conn.exec_driver_sql(f"PRAGMA {p}").scalar() for p in ("foreign_keys", "cache_size")])
+        return real(self)
+
+    monkeypatch.setattr(writer.RowWriter, "flush", flush)
+    path = tmp_path / "a.jsonl"
+    path.write_text(_llama_lines(3, 0))
+    assert import_files(catalogue, [path]).files[0].stored == 3
+    assert before == [1, -2000]
+    assert seen and all(s == [0, -store.BULK_CACHE_KIB] for s in seen)
+    with catalogue.engine.connect() as conn:
+        assert [conn.exec_driver_sql(f"PRAGMA {p}").scalar() for p in ("foreign_keys", "cache_size")] == before

@@ -4,8 +4,10 @@ the user's answers, each setup written once (bench_setups), the figures in bulk
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from dataclasses import replace
+from itertools import chain
 from operator import itemgetter
 
 from sqlalchemy import Connection, delete, exists, insert, select
@@ -14,6 +16,9 @@ from gpudesk.core.benchmarks.models import BenchImport, BenchMeasurement, BenchS
 from gpudesk.core.benchmarks.types import Batch, Measurement, Setup
 
 BATCH = 2000  # rows per bulk insert
+# rows one INSERT statement writes on SQLite (fewer where the SQLite build allows fewer parameters):
+# one statement of many rows is a step of the engine per 500 rows instead of one per row
+ROWS_PER_STATEMENT = 500
 HASH_CHUNK = 900  # content hashes per IN (...) query
 MAX_HARDWARE_PER_FILE = 100  # distinct hardware entries listed in a file's report
 SETUP_COLUMNS = ("import_id", "format", "hardware_text", "hardware_key", "accelerator_id", "accelerator_count",
@@ -23,9 +28,10 @@ ROW_COLUMNS = ("content_hash", "metric", "statistic", "value", "unit", "stddev",
 _INSERT_ROWS = (f"INSERT OR IGNORE INTO bench_measurements ({', '.join(ROW_COLUMNS)}) "
                 f"VALUES ({', '.join('?' for _ in ROW_COLUMNS)})")
 # the same for the rows of one setup, whose id is written into the statement (the rows are the
-# readers' tuples as they are, without a copy per row to append the id)
-_INSERT_SETUP_ROWS = (f"INSERT OR IGNORE INTO bench_measurements ({', '.join(ROW_COLUMNS)}) "
-                      f"VALUES ({', '.join('?' for _ in ROW_COLUMNS[:-1])}, {{setup_id:d}})")
+# readers' tuples as they are, without a copy per row to append the id), one row or several
+_INSERT_MANY = f"INSERT OR IGNORE INTO bench_measurements ({', '.join(ROW_COLUMNS)}) VALUES {{values}}"
+_ROW_VALUES = f"({', '.join('?' for _ in ROW_COLUMNS[:-1])}, {{setup_id:d}})"
+_INSERT_SETUP_ROWS = _INSERT_MANY.format(values=_ROW_VALUES)
 _INSERT_SETUP = (f"INSERT INTO bench_setups ({', '.join(SETUP_COLUMNS)}) "
                  f"VALUES ({', '.join('?' for _ in SETUP_COLUMNS)})")
 _METRIC = itemgetter(1)
@@ -125,6 +131,7 @@ class RowWriter:
         self._batch_setups: dict[int, tuple] = {}  # id(reader's Setup) -> (that Setup, setup id, hardware key)
         self._setups: dict[tuple, int] = {}  # (format, hardware, workload, conditions) -> setup id
         self._texts: dict[tuple, str] = {}
+        self._many_rows: dict[int, tuple[int, str]] = {}  # setup id -> (rows, INSERT statement of that many)
 
     # ------------------------------------------------------------------------------- input
     def add_batch(self, batch: Batch) -> None:
@@ -227,8 +234,7 @@ class RowWriter:
             cursor = self.conn.connection.cursor()
             try:
                 for setup_id, setup_rows in groups:
-                    cursor.executemany(_INSERT_SETUP_ROWS.format(setup_id=setup_id), setup_rows)
-                    added = cursor.rowcount
+                    added = self._insert(cursor, setup_id, setup_rows)
                     fr.duplicates += len(setup_rows) - added
                     fr.stored += added
             finally:
@@ -247,6 +253,26 @@ class RowWriter:
                 {**dict(zip(ROW_COLUMNS, r, strict=True)), "workload": _decoded(r[7]), "conditions": _decoded(r[8])}
                 for r in fresh])
         fr.stored += len(fresh)
+
+    def _insert(self, cursor, setup_id: int, rows: list[tuple]) -> int:
+        """Write one setup's rows on SQLite, ROWS_PER_STATEMENT to a statement and the rest one by
+        one; returns how many were new (SQLite ignores a content hash already stored)."""
+        many = self._many_rows.get(setup_id)
+        if many is None:
+            limit = cursor.connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+            count = max(1, min(ROWS_PER_STATEMENT, limit // (len(ROW_COLUMNS) - 1)))
+            values = _ROW_VALUES.format(setup_id=setup_id)
+            many = self._many_rows[setup_id] = (count, _INSERT_MANY.format(values=",".join([values] * count)))
+        count, statement = many
+        added = 0
+        whole = len(rows) - len(rows) % count
+        for start in range(0, whole, count):
+            cursor.execute(statement, list(chain.from_iterable(rows[start:start + count])))
+            added += cursor.rowcount
+        if whole < len(rows):
+            cursor.executemany(_INSERT_SETUP_ROWS.format(setup_id=setup_id), rows[whole:])
+            added += cursor.rowcount
+        return added
 
     def _fresh(self, rows: list[tuple]) -> list[tuple]:
         """The rows whose figures are neither stored already nor earlier in this file (nor, in a dry
