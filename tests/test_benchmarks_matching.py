@@ -290,3 +290,85 @@ def test_an_entry_with_a_bad_alias_list_is_refused_by_the_catalogue_loader(tmp_p
     with pytest.raises(BundleError) as err:
         load_bundle(data)
     assert "aliases must be a list of names" in str(err.value) and "l40s" in str(err.value)
+
+
+@pytest.fixture
+def own_accelerator_files(tmp_path, monkeypatch):
+    """A copy of data/accelerators as the bundled data, and alias_table() read afresh (and again
+    after the test, for the tests that follow)."""
+    import shutil
+
+    from gpudesk.core import paths
+
+    data = tmp_path / "data"
+    shutil.copytree(DATA / "accelerators", data / "accelerators")
+    monkeypatch.setattr(paths, "bundled_data_dir", lambda: data)
+    alias_table.cache_clear()
+    yield data / "accelerators"
+    alias_table.cache_clear()
+
+
+def _parses(monkeypatch) -> list[str]:
+    """The TOML texts parsed from now on."""
+    import tomllib
+
+    parsed: list[str] = []
+    real = tomllib.loads
+    monkeypatch.setattr(tomllib, "loads", lambda text: parsed.append(text) or real(text))
+    return parsed
+
+
+def test_names_read_from_the_data_are_kept_and_read_again_only_when_a_file_changes(own_accelerator_files,
+                                                                                  gpudesk_home, monkeypatch):
+    from gpudesk.core.benchmarks.matching import ALIAS_CACHE
+
+    first = alias_table()
+    assert (gpudesk_home / "cache" / ALIAS_CACHE).is_file()
+    parsed = _parses(monkeypatch)
+    alias_table.cache_clear()
+    assert alias_table() == first and parsed == []  # the next process: no TOML parsed
+    path = own_accelerator_files / "nvidia-datacenter.toml"
+    path.write_text(path.read_text(encoding="utf-8").replace('aliases = ["L40S"]', 'aliases = ["L40S", "Ada DC 48"]',
+                                                             1), encoding="utf-8")
+    alias_table.cache_clear()
+    changed = alias_table()
+    assert len(parsed) == len(list(own_accelerator_files.glob("*.toml")))
+    assert [(a.entry, a.likely) for a in changed.aliases if a.text == "Ada DC 48"] == [("l40s", False)]
+    assert len(changed.aliases) == len(first.aliases) + 1 and changed.entries == first.entries
+    assert match_name("NVIDIA Ada DC 48")[:2] == ("l40s", "exact")
+
+
+@pytest.mark.parametrize("damage", ["{not json", '{"signature": 1}', "[]", "entries", "aliases", "problems"])
+def test_a_damaged_cache_of_names_is_read_past_and_written_anew(own_accelerator_files, gpudesk_home, monkeypatch,
+                                                                damage):
+    from gpudesk.core.benchmarks.matching import ALIAS_CACHE
+
+    first = alias_table()
+    cache = gpudesk_home / "cache" / ALIAS_CACHE
+    kept = json.loads(cache.read_text(encoding="utf-8"))
+    if damage in kept:  # one row of the wrong shape
+        kept[damage] = [7] if damage == "problems" else [kept[damage][0][:-1]] + kept[damage][1:]
+        cache.write_text(json.dumps(kept), encoding="utf-8")
+    else:
+        cache.write_text(damage, encoding="utf-8")
+    parsed = _parses(monkeypatch)
+    alias_table.cache_clear()
+    assert alias_table() == first and parsed
+    assert json.loads(cache.read_text(encoding="utf-8"))["signature"] == kept["signature"]
+
+
+def test_a_problem_in_the_data_is_kept_with_the_names(own_accelerator_files, monkeypatch):
+    path = own_accelerator_files / "nvidia-datacenter.toml"
+    path.write_text(path.read_text(encoding="utf-8").replace('aliases = ["L40S"]', 'aliases = ["L40S", "NVIDIA"]', 1),
+                    encoding="utf-8")
+    problem = "nvidia-datacenter.toml: l40s: aliases has 'NVIDIA', which names nothing"
+    assert alias_table().problems == (problem,)
+    parsed = _parses(monkeypatch)
+    alias_table.cache_clear()
+    assert alias_table().problems == (problem,) and parsed == []
+
+
+def test_names_are_read_where_no_cache_can_be_written(own_accelerator_files, gpudesk_home):
+    (gpudesk_home / "cache").write_text("a file where the folder would be", encoding="utf-8")
+    table = alias_table()
+    assert table.problems == () and "l40s" in table.entries and (gpudesk_home / "cache").is_file()

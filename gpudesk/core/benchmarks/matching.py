@@ -31,8 +31,9 @@ Pure functions; the remembered answers live in the database (store.py).
 from __future__ import annotations
 
 import difflib
+import hashlib
+import json
 import re
-import tomllib
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -162,45 +163,130 @@ class AliasTable:
     problems: tuple[str, ...]  # data files or entries that could not be read (the data tests check none)
 
 
+ALIAS_CACHE = "accelerator-names.json"  # in the user's data folder, under cache/
+
+
 @lru_cache(maxsize=1)
 def alias_table() -> AliasTable:
-    """The bundled catalogue's accelerators and the names tools give them."""
+    """The bundled catalogue's accelerators and the names tools give them.
+
+    What is read from data/accelerators/*.toml is kept in the user's data folder
+    (cache/ALIAS_CACHE) with the SHA-256 of the files it came from: a TOML parse of the folder
+    takes some 50 ms (tomllib is pure Python), which every import of a result file paid before
+    its first record; the files are still read whole, to check that they are the ones the cache
+    was made from. Names are normalised on loading, so a change to normalise() needs no new cache."""
     from gpudesk.core import paths
 
-    entries: dict[str, Entry] = {}
-    aliases: list[Alias] = []
-    problems: list[str] = []
     folder = paths.bundled_data_dir() / "accelerators"
+    files: dict[str, bytes] = {}
+    problems: list[str] = []
     for path in sorted(folder.glob("*.toml")) if folder.is_dir() else ():
         try:
-            with path.open("rb") as handle:
-                data = tomllib.load(handle)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+            files[path.name] = path.read_bytes()
+        except OSError as exc:
             problems.append(f"{path.name}: cannot be read ({exc})")
+    digest = hashlib.sha256()
+    for name, content in files.items():
+        digest.update(b"%d %s %d\n" % (len(name.encode()), name.encode(), len(content)))
+        digest.update(content)
+    signature = digest.hexdigest()
+    cache = paths.data_dir() / "cache" / ALIAS_CACHE
+    raw = _cached_names(cache, signature)
+    if raw is None:
+        raw = _names_in(files)
+        raw["problems"] = problems + raw["problems"]
+        _keep_names(cache, signature, raw)
+    return _table(raw)
+
+
+def _names_in(files: dict[str, bytes]) -> dict:
+    """The accelerators (id, name, family, form, memory in GB, shared memory) and their names
+    (text, accelerator id, whether "likely") of the TOML files, and what could not be read."""
+    import tomllib
+
+    entries: list[list] = []
+    aliases: list[list] = []
+    problems: list[str] = []
+    for file_name, content in files.items():
+        try:
+            data = tomllib.loads(content.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            problems.append(f"{file_name}: cannot be read ({exc})")
             continue
         for number, raw in enumerate(data.get("accelerator", []), 1):
             if not isinstance(raw, dict) or not raw.get("id"):
-                problems.append(f"{path.name}: accelerator {number} has no id")
+                problems.append(f"{file_name}: accelerator {number} has no id")
                 continue
             acc_id = str(raw["id"])
             memory = raw.get("memory_gb")
             form = str(raw.get("form_factor") or "").lower().split()
-            entries[acc_id] = Entry(acc_id, str(raw.get("name") or acc_id), str(raw.get("family") or ""),
-                                    form[0] if form else "",
-                                    float(memory) if isinstance(memory, int | float) else None,
-                                    bool(raw.get("memory_shared")))
+            entries.append([acc_id, str(raw.get("name") or acc_id), str(raw.get("family") or ""),
+                            form[0] if form else "", float(memory) if isinstance(memory, int | float) else None,
+                            bool(raw.get("memory_shared"))])
             for key, likely in (("aliases", False), ("likely_aliases", True)):
                 listed = raw.get(key, [])
                 if not isinstance(listed, list):
-                    problems.append(f"{path.name}: {acc_id}: {key} is not a list")
+                    problems.append(f"{file_name}: {acc_id}: {key} is not a list")
                     continue
-                for text in listed:
-                    name = normalise(str(text))
-                    if not isinstance(text, str) or not name.words:
-                        problems.append(f"{path.name}: {acc_id}: {key} has {text!r}, which names nothing")
-                        continue
-                    aliases.append(Alias(text, acc_id, likely, name))
+                aliases.extend([text, acc_id, likely, file_name, key] for text in listed
+                               if isinstance(text, str | int | float | bool))
+                problems.extend(f"{file_name}: {acc_id}: {key} has {text!r}, which names nothing" for text in listed
+                                if not isinstance(text, str | int | float | bool))
+    return {"entries": entries, "aliases": aliases, "problems": problems}
+
+
+def _table(raw: dict) -> AliasTable:
+    entries = {e[0]: Entry(*e) for e in raw["entries"]}
+    aliases: list[Alias] = []
+    problems = list(raw["problems"])
+    for text, acc_id, likely, file_name, key in raw["aliases"]:
+        name = normalise(str(text))
+        if not isinstance(text, str) or not name.words:
+            problems.append(f"{file_name}: {acc_id}: {key} has {text!r}, which names nothing")
+            continue
+        aliases.append(Alias(text, acc_id, likely, name))
     return AliasTable(entries, tuple(aliases), tuple(problems))
+
+
+def _cached_names(cache, signature: str) -> dict | None:
+    """What an earlier alias_table() read from the same files; None when there is no such cache
+    or it is not one (then the files are read again and the cache written anew)."""
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("signature") != signature:
+        return None
+    entries, aliases, problems = data.get("entries"), data.get("aliases"), data.get("problems")
+    shapes = ((entries, 6, (str, str, str, str, (float, type(None)), bool)),
+              (aliases, 5, ((str, int, float, bool), str, bool, str, str)))
+    for rows, width, types in shapes:
+        if not isinstance(rows, list) or not all(
+                isinstance(row, list) and len(row) == width and all(map(isinstance, row, types)) for row in rows):
+            return None
+    if not isinstance(problems, list) or not all(isinstance(p, str) for p in problems):
+        return None
+    return {"entries": entries, "aliases": aliases, "problems": problems}
+
+
+def _keep_names(cache, signature: str, raw: dict) -> None:
+    """Write the cache (atomically: a reader never sees half a file); a folder that cannot be
+    written only costs the next process the TOML parse."""
+    import os
+    import tempfile
+
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache.parent, prefix=cache.name, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump({"signature": signature, **raw}, handle, ensure_ascii=False)
+            os.replace(tmp, cache)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass
 
 
 def bundled_ids() -> frozenset[str]:
