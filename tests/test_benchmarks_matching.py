@@ -372,3 +372,14 @@ def test_names_are_read_where_no_cache_can_be_written(own_accelerator_files, gpu
     (gpudesk_home / "cache").write_text("a file where the folder would be", encoding="utf-8")
     table = alias_table()
     assert table.problems == () and "l40s" in table.entries and (gpudesk_home / "cache").is_file()
+
+
+def test_names_are_read_where_no_data_folder_can_be_made(own_accelerator_files, monkeypatch):
+    from gpudesk.core import paths
+
+    def refused():
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(paths, "data_dir", refused)
+    table = alias_table()
+    assert table.problems == () and "l40s" in table.entries

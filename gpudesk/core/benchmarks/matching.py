@@ -190,12 +190,16 @@ def alias_table() -> AliasTable:
         digest.update(b"%d %s %d\n" % (len(name.encode()), name.encode(), len(content)))
         digest.update(content)
     signature = digest.hexdigest()
-    cache = paths.data_dir() / "cache" / ALIAS_CACHE
-    raw = _cached_names(cache, signature)
+    try:
+        cache = paths.data_dir() / "cache" / ALIAS_CACHE
+    except OSError:  # no data folder can be made (a read-only home): the names are read every time
+        cache = None
+    raw = _cached_names(cache, signature) if cache is not None else None
     if raw is None:
         raw = _names_in(files)
         raw["problems"] = problems + raw["problems"]
-        _keep_names(cache, signature, raw)
+        if cache is not None:
+            _keep_names(cache, signature, raw)
     return _table(raw)
 
 
