@@ -618,3 +618,20 @@ def test_an_import_checks_no_foreign_keys_and_leaves_them_checked(catalogue, gpu
     assert seen and all(s == [0, -store.BULK_CACHE_KIB] for s in seen)
     with catalogue.engine.connect() as conn:
         assert [conn.exec_driver_sql(f"PRAGMA {p}").scalar() for p in ("foreign_keys", "cache_size")] == before
+
+
+def test_rows_of_setups_that_take_turns_are_stored_under_their_own_setup(catalogue, gpudesk_home, tmp_path,
+                                                                          monkeypatch):
+    """A statement of several rows names its setup: when a file's setups take turns, every row
+    still goes under the setup of its record."""
+    monkeypatch.setattr(writer, "ROWS_PER_STATEMENT", 2)
+    one, other = _llama_lines(15, 0).splitlines(keepends=True), _llama_lines(15, 1).splitlines(keepends=True)
+    path = tmp_path / "turns.jsonl"  # runs of five records: two statements of two rows and one row alone
+    path.write_text("".join(line for i in range(0, 15, 5) for line in one[i:i + 5] + other[i:i + 5]))
+    report = import_files(catalogue, [path]).files[0]
+    assert (report.status, report.stored) == (IMPORTED, 30)
+    with sqlite3.connect(gpudesk_home / "gpudesk.sqlite3") as conn:
+        builds = [json.loads(c)["build"] for c, in conn.execute(
+            "SELECT s.conditions FROM bench_measurements m JOIN bench_setups s ON s.id = m.setup_id "
+            "ORDER BY m.record_index")]
+    assert builds == (["abc (5163)"] * 5 + ["abc (5164)"] * 5) * 3

@@ -131,7 +131,8 @@ class RowWriter:
         self._batch_setups: dict[int, tuple] = {}  # id(reader's Setup) -> (that Setup, setup id, hardware key)
         self._setups: dict[tuple, int] = {}  # (format, hardware, workload, conditions) -> setup id
         self._texts: dict[tuple, str] = {}
-        self._many_rows: dict[int, tuple[int, str]] = {}  # setup id -> (rows, INSERT statement of that many)
+        self._per_statement = 0  # rows to one INSERT on SQLite (see _insert), once known
+        self._many: tuple[int, str] | None = None  # (setup id, its INSERT of _per_statement rows), the last one used
 
     # ------------------------------------------------------------------------------- input
     def add_batch(self, batch: Batch) -> None:
@@ -257,17 +258,17 @@ class RowWriter:
     def _insert(self, cursor, setup_id: int, rows: list[tuple]) -> int:
         """Write one setup's rows on SQLite, ROWS_PER_STATEMENT to a statement and the rest one by
         one; returns how many were new (SQLite ignores a content hash already stored)."""
-        many = self._many_rows.get(setup_id)
-        if many is None:
+        count = self._per_statement
+        if not count:
             limit = cursor.connection.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-            count = max(1, min(ROWS_PER_STATEMENT, limit // (len(ROW_COLUMNS) - 1)))
-            values = _ROW_VALUES.format(setup_id=setup_id)
-            many = self._many_rows[setup_id] = (count, _INSERT_MANY.format(values=",".join([values] * count)))
-        count, statement = many
+            count = self._per_statement = max(1, min(ROWS_PER_STATEMENT, limit // (len(ROW_COLUMNS) - 1)))
         added = 0
         whole = len(rows) - len(rows) % count
+        if whole and (self._many is None or self._many[0] != setup_id):
+            values = _ROW_VALUES.format(setup_id=setup_id)
+            self._many = (setup_id, _INSERT_MANY.format(values=",".join([values] * count)))
         for start in range(0, whole, count):
-            cursor.execute(statement, list(chain.from_iterable(rows[start:start + count])))
+            cursor.execute(self._many[1], list(chain.from_iterable(rows[start:start + count])))
             added += cursor.rowcount
         if whole < len(rows):
             cursor.executemany(_INSERT_SETUP_ROWS.format(setup_id=setup_id), rows[whole:])
