@@ -635,3 +635,25 @@ def test_rows_of_setups_that_take_turns_are_stored_under_their_own_setup(catalog
             "SELECT s.conditions FROM bench_measurements m JOIN bench_setups s ON s.id = m.setup_id "
             "ORDER BY m.record_index")]
     assert builds == (["abc (5163)"] * 5 + ["abc (5164)"] * 5) * 3
+
+
+def test_a_dry_run_keeps_the_figures_of_every_file_but_the_last_for_the_files_after_it(catalogue, tmp_path,
+                                                                                         monkeypatch):
+    """A preview counts a figure two files share once, so it keeps what each file would store for
+    the files after it; the last file's figures (100,000 hashes for a big llama-bench file) are not
+    kept, as no file comes after it."""
+    kept: list[bool] = []
+    real = writer.RowWriter.__init__
+
+    def init(self, *args, **kwargs):
+        kept.append(kwargs.get("stored_here") is not None)
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(writer.RowWriter, "__init__", init)
+    a, b = _two_overlapping_files(tmp_path)
+    assert import_files(catalogue, [a], dry_run=True).files[0].stored == 7
+    assert kept == [False]
+    kept.clear()
+    preview = import_files(catalogue, [a, b], dry_run=True)
+    assert [(f.stored, f.duplicates) for f in preview.files] == [(7, 0), (5, 8)]
+    assert kept == [True, False]

@@ -269,7 +269,9 @@ def import_files(catalogue, paths: Sequence, dry_run: bool = False, gpu: str | N
             report.files.append(FileReport(str(path), name, status=CANCELLED, problems=[
                 Problem(name, "", "not imported: the import was cancelled before this file", "info")]))
             continue
-        fr = _import_one(catalogue, path, dry_run, ids, gpu, count, max_bytes, systems, progress, index, seen)
+        # the last file's figures are looked up against the earlier files' but need not be kept
+        fr = _import_one(catalogue, path, dry_run, ids, gpu, count, max_bytes, systems, progress, index, seen,
+                         keep_seen=index < len(paths) - 1)
         report.files.append(fr)
         cancelled = fr.status == CANCELLED
     return report
@@ -349,7 +351,8 @@ def _may_be_imported(catalogue, size: int) -> bool:
 
 
 def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_bytes, systems,
-                progress: ProgressCallback | None = None, index: int = 0, seen: set[str] | None = None) -> FileReport:
+                progress: ProgressCallback | None = None, index: int = 0, seen: set[str] | None = None,
+                keep_seen: bool = True) -> FileReport:
     shown = str(path)
     fr = FileReport(shown, Path(shown).name, dry_run=dry_run)
     try:
@@ -383,7 +386,7 @@ def _import_one(catalogue, path, dry_run: bool, ids: set[str], gpu, count, max_b
     system = _system_for(fr, src, detection.format, systems)
     detection, items = detect_mod.iter_detected(None, src=src, system=system, detection=detection)
     fr.format = detection.format
-    _store_file(catalogue, fr, src, file_hash, items, ids, gpu, count, dry_run, seen)
+    _store_file(catalogue, fr, src, file_hash, items, ids, gpu, count, dry_run, seen, keep_seen)
     if fr.status == FAILED:
         fr.stored = 0
         fr.import_id = None
@@ -438,7 +441,7 @@ def _system_for(fr: FileReport, src: Source, fmt: str | None, systems) -> dict |
 
 
 def _store_file(catalogue, fr: FileReport, src: Source, file_hash: str | _HashBeside, items: Iterator, ids: set[str],
-                gpu, count, dry_run: bool, seen: set[str] | None) -> None:
+                gpu, count, dry_run: bool, seen: set[str] | None, keep_seen: bool = True) -> None:
     """Store the file's items in one transaction: committed, or rolled back for a dry run, a failure
     or a cancellation (reported in `fr`). A hash still being worked out is waited for before the
     commit, and replaces the import row's stand-in."""
@@ -448,7 +451,8 @@ def _store_file(catalogue, fr: FileReport, src: Source, file_hash: str | _HashBe
     settings = _bulk_settings(conn)
     trans = conn.begin()
     try:
-        stored_here: set[str] | None = set() if seen is not None else None  # only a dry run needs them
+        # a dry run adds this file's figures to `seen` for the files after it (when there are any)
+        stored_here: set[str] | None = set() if seen is not None and keep_seen else None
         _store_stream(conn, fr, src, _stand_in() if beside else file_hash, fr.format, items, ids, gpu, count, dry_run,
                       seen=seen, stored_here=stored_here)
         if beside is not None:
