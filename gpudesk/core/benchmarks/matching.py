@@ -232,11 +232,16 @@ def _names_in(files: dict[str, bytes]) -> dict:
                 if not isinstance(listed, list):
                     problems.append(f"{file_name}: {acc_id}: {key} is not a list")
                     continue
-                aliases.extend([text, acc_id, likely, file_name, key] for text in listed
-                               if isinstance(text, str | int | float | bool))
-                problems.extend(f"{file_name}: {acc_id}: {key} has {text!r}, which names nothing" for text in listed
-                                if not isinstance(text, str | int | float | bool))
+                for text in listed:
+                    if isinstance(text, str | int | float | bool):  # what the cache (JSON) holds as it is
+                        aliases.append([text, acc_id, likely, file_name, key])
+                    else:
+                        problems.append(_names_nothing(file_name, acc_id, key, text))
     return {"entries": entries, "aliases": aliases, "problems": problems}
+
+
+def _names_nothing(file_name: str, acc_id: str, key: str, text) -> str:
+    return f"{file_name}: {acc_id}: {key} has {text!r}, which names nothing"
 
 
 def _table(raw: dict) -> AliasTable:
@@ -244,9 +249,9 @@ def _table(raw: dict) -> AliasTable:
     aliases: list[Alias] = []
     problems = list(raw["problems"])
     for text, acc_id, likely, file_name, key in raw["aliases"]:
-        name = normalise(str(text))
-        if not isinstance(text, str) or not name.words:
-            problems.append(f"{file_name}: {acc_id}: {key} has {text!r}, which names nothing")
+        name = normalise(text) if isinstance(text, str) else None
+        if name is None or not name.words:
+            problems.append(_names_nothing(file_name, acc_id, key, text))
             continue
         aliases.append(Alias(text, acc_id, likely, name))
     return AliasTable(entries, tuple(aliases), tuple(problems))

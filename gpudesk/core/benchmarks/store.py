@@ -509,11 +509,11 @@ def _bulk_settings(conn: Connection) -> dict[str, int]:
         return {}
     cursor = conn.connection.cursor()
     try:
-        before = {"cache_size": cursor.execute("PRAGMA cache_size").fetchone()[0],
-                  "foreign_keys": cursor.execute("PRAGMA foreign_keys").fetchone()[0]}
-        wanted = {"cache_size": min(before["cache_size"], -BULK_CACHE_KIB) if before["cache_size"] < 0
-                  else -BULK_CACHE_KIB, "foreign_keys": 0}
-        changed = {k: v for k, v in before.items() if wanted[k] != v}
+        before = {key: cursor.execute(f"PRAGMA {key}").fetchone()[0] for key in ("cache_size", "foreign_keys")}
+        wanted = {"foreign_keys": 0}
+        if not -before["cache_size"] >= BULK_CACHE_KIB:  # a cache set at least as large (in KiB) is kept
+            wanted["cache_size"] = -BULK_CACHE_KIB
+        changed = {key: before[key] for key, value in wanted.items() if before[key] != value}
         for key in changed:
             cursor.execute(f"PRAGMA {key} = {int(wanted[key])}")
         return changed
