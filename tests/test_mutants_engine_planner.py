@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 
+from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate import model as MD
 from gpudesk.core.estimate import planner as P
 from gpudesk.core.estimate import training as T
@@ -1427,12 +1428,15 @@ def test_a_timed_estimate_follows_from_the_chosen_plans_step_in_three_cases():
     best = found.best
     pess, _likely, opt = _cases(setup, found)
     assert pess.tokens_per_s < best.tokens_per_s < opt.tokens_per_s
-    # the cases are widened to the engine's known error, e^±0.31
-    spread = math.exp(0.31)
+    # the cases are scaled by the fitted training scale and widened to the engine's known error
+    scale = C.FITTED_SCALE["training"]
+    spread = math.exp(C.MODEL_ERROR["training"])
     assert est.feasible and est.devices == 8
-    assert est.tokens_per_s.likely == best.tokens_per_s
-    assert est.tokens_per_s.low == pytest.approx(min(pess.tokens_per_s, best.tokens_per_s / spread))
-    assert est.tokens_per_s.high == pytest.approx(max(opt.tokens_per_s, best.tokens_per_s * spread))
+    assert est.tokens_per_s.likely == pytest.approx(best.tokens_per_s * scale)
+    assert est.tokens_per_s.low == pytest.approx(min(pess.tokens_per_s, best.tokens_per_s / spread) * scale)
+    ceiling = 8 * T.context(setup, 2).rates.gemm / setup.flops_per_token
+    assert est.tokens_per_s.high == pytest.approx(min(max(opt.tokens_per_s, best.tokens_per_s * spread) * scale,
+                                                      max(ceiling, best.tokens_per_s * scale)))
     tps = est.tokens_per_s
     # a step is the step's tokens at that rate; the run is its tokens at that rate
     assert (est.step_time_s.low, est.step_time_s.likely, est.step_time_s.high) == pytest.approx(
@@ -1519,8 +1523,9 @@ def test_your_own_measurements_replace_the_known_error():
            Calibration("h100", "train", 1.2, 5))
     est = T.train(EstimateInput(GPT2, groups, calibrations=cal), groups)
     pess, likely, opt = _cases(_setup(), T.plan_search(_setup()))
+    scale = 1.2 * C.FITTED_SCALE["training"]  # the user's factor on top of the engine's fitted scale
     assert (est.tokens_per_s.low, est.tokens_per_s.likely, est.tokens_per_s.high) == pytest.approx(
-        (1.2 * pess.tokens_per_s, 1.2 * likely.tokens_per_s, 1.2 * opt.tokens_per_s))
+        (scale * pess.tokens_per_s, scale * likely.tokens_per_s, scale * opt.tokens_per_s))
     assert [(n.code, n.text, dict(n.values)) for n in est.notes] == [
         ("calibrated", "Training throughput calibrated on 5 of your measurements on H100 SXM (×1.20).",
          {"factor": 1.2})]

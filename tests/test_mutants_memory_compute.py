@@ -6,6 +6,8 @@ divided by the devices that share them), not copied from the engine's output."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from gpudesk.core.estimate import memory as M
@@ -14,14 +16,16 @@ from gpudesk.core.estimate.compute import (
     Peak,
     Rates,
     StageTime,
+    backward_shapes,
+    layer_shapes,
     layer_work,
     mean_layer_work,
     optimizer_step_s,
     rates,
-    size_factor,
     stage_time,
     training_peak,
 )
+from gpudesk.core.estimate.kernels import GemmCurve, shape_factor
 from gpudesk.core.estimate.memory import MemoryModel, Plan
 from gpudesk.core.estimate.model import Shape
 from gpudesk.core.estimate.profiles import PROFILES
@@ -455,25 +459,29 @@ def test_an_unknown_bandwidth_is_one_byte_a_second_not_zero_and_a_family_without
     assert (r.kernel_s, r.launch_s) == (pytest.approx(5e-6), pytest.approx(6e-6))
 
 
-def test_size_factor_halves_at_192_in_each_dimension():
-    assert size_factor(192, 192) == pytest.approx(0.25)
-    assert size_factor(576, 64) == pytest.approx(0.75 * 0.25)
-
-
-# --------------------------------------------------------------------------- compute.py: layer and stage
-
-
 def _rates(flash: bool) -> Rates:
     return Rates(gemm=1e12, gemm16=0.5e12, attention=0.25e12, bandwidth=1e11, kernel_s=0.0, launch_s=0.0,
                  flash=flash, profile=PROFILES["generic"], matmul_basis="")
 
 
+CURVE = GemmCurve(efficiency=0.8, bandwidth_share=0.8, fixed_us=1.0, k_half=100.0, tile_m=64, tile_n=128, units=100)
+
+
+def _curved(flash: bool) -> Rates:
+    return replace(_rates(flash), curve=CURVE, curve16=CURVE, peak_flops=2e12, peak16_flops=1e12, bandwidth_raw=1e11)
+
+
+def _sf(shapes, peak=2e12) -> float:
+    return shape_factor(CURVE, shapes, peak, 1e11)
+
+
 def test_a_dense_layers_gemms_attention_and_element_wise_traffic():
     s = _shape()
     # matmul parameters: attention 8·8 + 2·8·4 + 8·8 = 192, gated MLP 3·8·16 = 384; 576 in all.
-    # 192 tokens on one device, width min(8, 16) = 8: size factor (8/200)·(192/384) = 0.02
+    # without a curve the GEMMs run at the large-GEMM rate; backward (input and weight gradients) twice that
     work = layer_work(s, TRAIN, _rates(True), 192, 1, False, 2.0)
-    assert work.gemm == pytest.approx(2 * 576 * 192 / (1e12 * 0.02))
+    assert work.gemm == pytest.approx(2 * 576 * 192 / 1e12)
+    assert work.backward_gemm == pytest.approx(2 * work.gemm)
     # causal attention over 10 tokens sees 5 on average: 4 × 8 × 5 × 192 = 30720 FLOPs at 0.25 PFLOP/s
     assert work.attention == pytest.approx(30720 / 0.25e12)
     # element-wise: (25 × 8 + 6 × 16) × 192 bytes, counted twice (ew_factor 2), at 100 GB/s
@@ -481,38 +489,49 @@ def test_a_dense_layers_gemms_attention_and_element_wise_traffic():
     # unfused: the two score GEMMs at 70% of the 16-bit rate plus 8 bytes per head and key through memory
     unfused = layer_work(s, TRAIN, _rates(False), 192, 1, False, 2.0)
     assert unfused.attention == pytest.approx(30720 / (0.5e12 * 0.7) + 8 * 2 * 5 * 192 / 1e11)
+    # with a curve, the rate is scaled by the shape factor of the layer's own products: QKV (192 × 16 × 8),
+    # the output projection (192 × 8 × 8), gate and up (192 × 32 × 8) and down (192 × 8 × 16)
+    shapes = layer_shapes(s, 192, 1)
+    assert shapes == ((192, 16, 8), (192, 8, 8), (192, 32, 8), (192, 8, 16))
+    curved = layer_work(s, TRAIN, _curved(True), 192, 1, False, 2.0)
+    assert curved.gemm == pytest.approx(2 * 576 * 192 / (1e12 * _sf(shapes)))
+    assert curved.backward_gemm == pytest.approx(4 * 576 * 192 / (1e12 * _sf(backward_shapes(shapes))))
+    assert backward_shapes(((192, 16, 8),)) == ((192, 8, 16), (8, 16, 192))
 
 
 def test_tensor_parallelism_splits_a_layers_work_and_narrows_its_matrices():
     s = _shape(gated=False)
-    # plain MLP 2·8·16 = 256, 448 in all; TP2: width 4, size factor (4/196)·(192/384)
-    work = layer_work(s, TRAIN, _rates(False), 192, 2, False, 1.0)
-    assert work.gemm == pytest.approx(2 * 448 * 192 / 2 / (1e12 * (4 / 196) * 0.5))
+    # plain MLP 2·8·16 = 256, 448 in all; TP2 halves the work and the products' widths
+    work = layer_work(s, TRAIN, _curved(False), 192, 2, False, 1.0)
+    shapes = layer_shapes(s, 192, 2)
+    assert shapes == ((192, 8, 8), (192, 8, 4), (192, 8, 8), (192, 8, 8))
+    assert work.gemm == pytest.approx(2 * 448 * 192 / 2 / (1e12 * _sf(shapes)))
     assert work.attention == pytest.approx(15360 / (0.5e12 * 0.7) + 8 * 1 * 5 * 192 / 1e11)
     assert work.memory == pytest.approx((200 + 4 * 16) * 96 / 1e11)  # a plain MLP moves 4 bytes per width
 
 
 def test_a_moe_layer_runs_its_experts_on_the_tokens_routed_to_each():
     # attention 192 + router 8 × 4 = 32 outside the experts; one active expert of 3·8·16 = 384.
-    # 192 tokens over 4 experts: 48 rows each; expert width 16: factor (16/208)·(48/240)
-    work = layer_work(MOE, TRAIN, _rates(True), 192, 1, True, 1.0)
-    outside = 2 * 224 * 192 / (1e12 * (8 / 200) * 0.5)
-    experts = 2 * 384 * 192 / (1e12 * (16 / 208) * (48 / 240))
+    # 192 tokens over 4 experts: 48 rows each, in products of 48 × 32 × 8 and 48 × 8 × 16
+    work = layer_work(MOE, TRAIN, _curved(True), 192, 1, True, 1.0)
+    attn = layer_shapes(MOE, 192, 1)[:2]
+    outside = 2 * 224 * 192 / (1e12 * _sf(attn))
+    experts = 2 * 384 * 192 / (1e12 * _sf(((48, 32, 8), (48, 8, 16))))
     assert work.gemm == pytest.approx(outside + experts)
     assert work.memory == pytest.approx((200 + 6 * 16) * 192 / 1e11)
     # two tokens over 4 experts still make a matrix of at least one row
-    two = layer_work(MOE, TRAIN, _rates(True), 2, 1, True, 1.0)
-    assert two.gemm == pytest.approx(2 * 224 * 2 / (1e12 * (8 / 200) * (2 / 194)) +
-                                     2 * 384 * 2 / (1e12 * (16 / 208) * (1 / 193)))
+    two = layer_work(MOE, TRAIN, _curved(True), 2, 1, True, 1.0)
+    assert two.gemm == pytest.approx(2 * 224 * 2 / (1e12 * _sf(layer_shapes(MOE, 2, 1)[:2])) +
+                                     2 * 384 * 2 / (1e12 * _sf(((1, 32, 8), (1, 8, 16)))))
 
 
 def test_shared_experts_run_on_every_token_beside_the_routed_ones():
     # 2 routed of 4 experts and 1 shared: 3 × 384 = 1152 expert parameters a token; attention 192 and the
     # router 32 outside them. 192 tokens × 2 / 4 = 96 rows per expert; TP2 halves widths and work
     s = _shape(params=20000.0, experts=4, experts_active=2, shared_experts=1, expert_ffn_dim=16)
-    work = layer_work(s, TRAIN, _rates(True), 192, 2, True, 1.0)
-    outside = 2 * 224 * 192 / 2 / (1e12 * (4 / 196) * (192 / 384))
-    experts = 2 * 1152 * 192 / 2 / (1e12 * (8 / 200) * (96 / 288))
+    work = layer_work(s, TRAIN, _curved(True), 192, 2, True, 1.0)
+    outside = 2 * 224 * 192 / 2 / (1e12 * _sf(layer_shapes(s, 192, 2)[:2]))
+    experts = 2 * 1152 * 192 / 2 / (1e12 * _sf(((96, 16, 8), (96, 8, 8))))
     assert work.gemm == pytest.approx(outside + experts)
     assert work.memory == pytest.approx((200 + 6 * 48) * 96 / 1e11)  # MLP width (2 + 1) × 16
 
@@ -569,16 +588,23 @@ def test_the_host_launch_rate_floors_a_stage():
 def test_the_last_stage_adds_the_output_head_and_the_loss():
     r = Rates(1e6, 1e6, 1e6, 1e6, 0.0, 0.0, True, PROFILES["generic"], "")
     nothing = LayerWork(0.0, 0.0, 0.0)
-    # head: 2 × 100 × 8 × 192 FLOPs at 1 MFLOP/s × (8/200)·(192/384) = 15.36 s; logits 6 × 2 × 100 × 192 bytes
+    # head: 2 × 100 × 8 × 192 FLOPs at 1 MFLOP/s = 0.3072 s forward, twice that backward; logits
+    # 6 × 2 × 100 × 192 bytes
     t = stage_time(_shape(), TRAIN, r, 192, 1, 1, 0.0, "none", 1.0, 0, True, unit=nothing)
-    assert t.gemm == pytest.approx(3 * 15.36) and t.memory == pytest.approx(0.2304)
-    assert t.forward == pytest.approx(15.36 + 0.2304 / 3)
-    # TP2 halves the head's work but not the matrix's width nor its rows in the size factor
+    assert t.gemm == pytest.approx(3 * 0.3072) and t.memory == pytest.approx(0.2304)
+    assert t.forward == pytest.approx(0.3072 + 0.2304 / 3)
+    assert t.backward == pytest.approx(2 * 0.3072 + 2 * 0.2304 / 3)
+    # TP2 halves the head's work (the vocabulary is split)
     t2 = stage_time(_shape(), TRAIN, r, 192, 2, 1, 0.0, "none", 1.0, 0, True, unit=nothing)
-    assert t2.gemm == pytest.approx(3 * 7.68) and t2.memory == pytest.approx(0.1152)
+    assert t2.gemm == pytest.approx(3 * 0.1536) and t2.memory == pytest.approx(0.1152)
     # the head adds to the layers' work
     t = stage_time(_shape(), TRAIN, r, 192, 1, 2, 0.0, "none", 1.0, 0, True, unit=LayerWork(1.0, 0.5, 0.3))
-    assert t.gemm == pytest.approx(3 * (2 + 15.36)) and t.memory == pytest.approx(0.6 + 0.2304)
+    assert t.gemm == pytest.approx(3 * (2 + 0.3072)) and t.memory == pytest.approx(0.6 + 0.2304)
+    # with a curve the head's product (192 × 100 × 8) runs at its own shape factor, on the 16-bit curve
+    curved = replace(r, curve16=CURVE, peak16_flops=1e12, bandwidth_raw=1e11)
+    t = stage_time(_shape(), TRAIN, curved, 192, 1, 1, 0.0, "none", 1.0, 0, True, unit=nothing)
+    factor = shape_factor(CURVE, [(192, 100, 8)], 1e12, 1e11)
+    assert t.forward == pytest.approx(0.3072 / factor + 0.2304 / 3)
     # no vocabulary, or not the last stage: no head
     assert stage_time(_shape(vocab=None), TRAIN, r, 192, 1, 1, 0.0, "none", 1.0, 0, True, unit=nothing).total == 0.0
     assert stage_time(_shape(), TRAIN, r, 192, 1, 1, 0.0, "none", 1.0, 0, False, unit=nothing).total == 0.0

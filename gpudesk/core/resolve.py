@@ -3,7 +3,7 @@ and grid figures; every default the resolver supplies is said in the estimate's 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gpudesk.core.catalogue.convert import cloud_from_row, device_from_row, link_from_row
 from gpudesk.core.estimate.engine import estimate
@@ -17,10 +17,15 @@ from gpudesk.core.estimate.types import (
     Workload,
 )
 from gpudesk.core.scenario import ClusterEntry, Option, Scenario
+from gpudesk.core.servers import limits as server_limits
 from gpudesk.core.workload import MODEL_FIELDS, model_fields, normalise_workload  # noqa: F401 (names kept here)
 from gpudesk.core.workload import suggest as _suggest
 
 DEFAULT_ELECTRICITY_USD_PER_KWH = 0.15
+# Servers of this many data-centre accelerators are HGX/DGX-class: their reference designs carry one
+# scale-out NIC per GPU (DGX H100/H200/B200 user guides: eight single-port ConnectX-7 for the compute
+# fabric; data/systems.toml's nic_count), so a multi-node cluster of them without a NIC count gets one per GPU.
+HGX_NODE_SIZE = 8
 WORKLOAD_KEYS = set(Workload.__dataclass_fields__)
 
 
@@ -144,6 +149,20 @@ def _embodied(catalogue, acc: dict, system: dict | None, per_node: int) -> tuple
     return None, ""
 
 
+def _nic_count(entry: ClusterEntry, acc: dict, system: dict | None, per_node: int, notes: list[str]) -> int:
+    """NICs per node: the scenario's, else the system's catalogue entry, else one per GPU for a
+    multi-node cluster of HGX-class data-centre nodes (said in the notes), else one."""
+    if entry.nic_count is not None:
+        return entry.nic_count
+    if system:
+        return system.get("nic_count") or 1
+    if entry.nodes > 1 and per_node >= HGX_NODE_SIZE and acc.get("device_class") == "datacenter":
+        notes.append(f"{entry.label or entry.item}: no NIC count named; one NIC per GPU assumed, as HGX/DGX reference "
+                     f"designs and large training clusters are built ({per_node} per node).")
+        return per_node
+    return 1
+
+
 def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str], notes: list[str],
                   as_of: str | None = None, pricing: str = "on_demand") -> NodeGroup | None:
     if entry.cloud:
@@ -182,7 +201,7 @@ def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str
     intra = _link(catalogue, intra_id, f"{where}.intra", problems) if per_node > 1 else None
     # a network named for a single machine still joins it to the cluster's other groups (a drawn link)
     inter = _link(catalogue, inter_id, f"{where}.inter", problems) if entry.nodes > 1 or entry.inter else None
-    nic_count = entry.nic_count if entry.nic_count is not None else ((system.get("nic_count") or 1) if system else 1)
+    nic_count = _nic_count(entry, acc, system, per_node, notes)
     capex = entry.capex_usd_per_node
     if capex is None:
         price = catalogue.latest_price(system["id"] if system else acc["id"], as_of=as_of)
@@ -278,7 +297,19 @@ def resolve_option(scenario: Scenario, option: Option, catalogue, where: str = "
                               owned_devices=owned)
     if problems:
         raise ResolveError(problems)
+    workload = with_server_limits(workload, groups)
     return Resolved(EstimateInput(workload, tuple(groups), site, finance, calibrations), notes, option.name)
+
+
+def with_server_limits(workload: Workload, groups) -> Workload:
+    """An inference workload with its server's documented limits on the cluster's smallest device
+    (data/servers.toml): the sequence cap, the prefill chunk and the memory share."""
+    if workload.kind != "infer" or not groups:
+        return workload
+    device = min((g.device for g in groups), key=lambda d: d.memory_gb or 0.0)
+    got = server_limits(workload.server or "tuned", device.memory_gb, device.name)
+    return replace(workload, server_max_batch=got["max_batch"], server_chunk_tokens=got["chunk_tokens"],
+                   server_memory_share=got["memory_share"])
 
 
 def estimate_option(scenario: Scenario, option: Option, catalogue, where: str = "cluster", settings=None,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudesk.core.fileio import atomic_write_text
+from gpudesk.core.servers import server_ids
 from gpudesk.core.workload import workload_problems
 
 FORMAT_KEY = "gpudesk_scenario"
@@ -115,6 +116,7 @@ WORKLOAD = {
     # serving
     "max_batch": F("int", minimum=1, maximum=10_000_000),
     "runtime": F("choice", choices=RUNTIMES),
+    "server": F("choice", choices=server_ids()),
 }
 CLUSTER_ENTRY = {
     "item": F("str"),

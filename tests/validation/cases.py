@@ -50,6 +50,8 @@ class Outcome:
     device_class: str = ""
     regime: str = ""
     split: str = ""
+    source_family: str = ""
+    table: str = ""
 
     @property
     def error(self) -> float | None:
@@ -94,6 +96,25 @@ def split_of(m: dict) -> str:
     if m.get("split"):
         return m["split"]
     return "fit" if hashlib.sha1(m["id"].encode()).digest()[0] % 2 == 0 else "holdout"
+
+
+def source_family_of(m: dict) -> str:
+    """The family of sources a measurement belongs to, for leave-one-source-out validation: its
+    `source_family` where it says, else the publisher read off its URL (a GitHub repository, an
+    arXiv paper, or a web site), so that every row of one document, and every document of one
+    repository, is judged together."""
+    if m.get("source_family"):
+        return m["source_family"]
+    url = m.get("url", "").split("//", 1)[-1].lower()
+    parts = [p for p in url.split("/") if p]
+    if not parts:
+        return m["id"]
+    host = parts[0].removeprefix("www.")
+    if host == "github.com" and len(parts) >= 3:
+        return f"{parts[1]}/{parts[2]}"
+    if host == "arxiv.org" and len(parts) >= 3:
+        return f"arxiv:{parts[2]}"
+    return host
 
 
 def device_class_of(m: dict, catalogue) -> str:
@@ -171,7 +192,7 @@ def scenario_for(m: dict, catalogue):
 
 def estimate_measurement(m: dict, catalogue) -> Outcome:
     outcome = Outcome(m["id"], m["category"], m["metric"], float(m["value"]), None, citation=m.get("citation", ""),
-                      split=split_of(m))
+                      split=split_of(m), source_family=source_family_of(m), table=m.get("table", m["id"]))
     if m.get("skip"):
         outcome.skipped = m["skip"]
         return outcome

@@ -4,6 +4,9 @@ inference), for the fit half and the held-out half; the worst ten; the share ins
 range; and the median width (high / low) of the ranges.
 
     python tests/validation/report.py [--only-summary]
+    python -m tests.validation.report --leave-one-source-out   (the figures that count: each source
+        family judged with the engine's constants fitted without it; --fit also prints the constants
+        fitted on everything, which constants.py must hold)
 """
 
 from __future__ import annotations
@@ -55,6 +58,33 @@ def summary(outcomes) -> dict:
     return out
 
 
+def leave_one_source_out(outcomes, show_fit: bool) -> None:
+    from gpudesk.core.estimate import constants as C
+    from tests.validation.loso import fitted, judge, summary
+
+    judged = judge(outcomes)
+    s = summary(judged)
+    print("\nleave one source family out: each family judged with the fitted scales refitted without it")
+    print(f"  {'source family':44} {'n':>4} {'median |err|':>13} {'inside':>7} {'width':>6}")
+    for fam, v in s["families"].items():
+        print(f"  {fam[:44]:44} {v['n']:4} {v['median']:13.1%} {v['inside']:7.0%} {v['width']:6.2f}")
+    for kind in ("training", "inference"):
+        med = s[f"{kind}_median"]
+        print(f"  {kind:10} median |error| left out: {med:.1%} over {s[kind + '_n']} measurements"
+              if med is not None else f"  {kind:10} no measurements")
+    print(f"  worst family median {s['worst_family_median']:.1%}; {len(s['beyond_2x'])} case(s) more than 2x off; "
+          f"{s['inside']:.0%} inside low-high; median width high/low {s['median_width']:.2f}")
+    for j in sorted(s["beyond_2x"], key=lambda j: -abs(__import__("math").log(j.ratio)))[:15]:
+        print(f"    {j.ratio:6.2f}x  {j.outcome.id} ({j.outcome.source_family})")
+    if show_fit:
+        checked = [o for o in outcomes if not o.skipped and o.estimated is not None and o.ratio]
+        factor = fitted(checked)
+        scales = {k: round(C.FITTED_SCALE[k] * factor[k], 3) for k in factor}
+        print(f"\nfitted on every measurement: FITTED_SCALE = {scales}")
+        print(f"left-out 85th percentile of |ln(estimated / measured)|: MODEL_ERROR = "
+              f"{{'training': {s['training_p85_log']:.2f}, 'inference': {s['inference_p85_log']:.2f}}}")
+
+
 def main() -> int:
     os.environ.setdefault("GPUDESK_HOME", tempfile.mkdtemp(prefix="gpudesk-validation-"))
     from gpudesk.core.catalogue import Catalogue
@@ -63,6 +93,9 @@ def main() -> int:
     catalogue = Catalogue.open(None, ROOT / "data")
     outcomes = run_all(catalogue)
     checked = [o for o in outcomes if not o.skipped]
+    if "--leave-one-source-out" in sys.argv or "--fit" in sys.argv:
+        leave_one_source_out(outcomes, "--fit" in sys.argv)
+        return 0
     if "--only-summary" not in sys.argv:
         print(f"{'measurement':52} {'metric':26} {'measured':>11} {'low':>11} {'likely':>11} {'high':>11} "
               f"{'error':>8} in  half class            regime")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpudesk.core.estimate import constants as C
+from gpudesk.core.estimate.kernels import GemmCurve, datasheet_curve, shape_factor
 from gpudesk.core.estimate.model import (
     Shape,
     attention_context,
@@ -42,6 +43,22 @@ class Rates:
     flash: bool
     profile: Profile
     matmul_basis: str
+    curve: GemmCurve | None = None  # the workload precision's GEMM curve (shape dependence)
+    curve16: GemmCurve | None = None  # the 16-bit GEMM curve
+    peak_flops: float = 0.0  # dense peak at the workload's GEMM precision, FLOP/s
+    peak16_flops: float = 0.0
+    bandwidth_raw: float = 0.0  # datasheet memory bandwidth, bytes/s
+    gemm_precision: str = "bf16"
+
+    def gemm_rate(self, shapes, sixteen: bool = False) -> float:
+        """FLOP/s of these products (m, n, k) at the workload's precision (or 16-bit): the large-GEMM
+        rate scaled by the curve's shape factor."""
+        curve = self.curve16 if sixteen else self.curve
+        base = self.gemm16 if sixteen else self.gemm
+        if curve is None:
+            return base
+        peak = self.peak16_flops if sixteen else self.peak_flops
+        return base * shape_factor(curve, shapes, peak, self.bandwidth_raw, "bf16" if sixteen else self.gemm_precision)
 
 
 def training_peak(device: Device, precision: str) -> Peak | None:
@@ -88,15 +105,45 @@ def rates(device: Device, peak: Peak, case_factor: float, precision: str) -> Rat
         gemm = peak.fp8_tflops * 1e12 * min(C.UTILISATION_MAX, share8 * case_factor)
     attention = peak.rate_tflops * 1e12 * min(C.UTILISATION_MAX, profile.attention * case_factor)
     bandwidth = (device.mem_bandwidth_gbs or 0.0) * 1e9 * min(0.97, profile.bandwidth * min(case_factor, 1.05))
+    precision16 = "bf16"
+    curve16 = gemm_curve(device, profile, precision16)
+    curve = gemm_curve(device, profile, "fp8") if peak.fp8_tflops else curve16
     return Rates(gemm, gemm16, attention, max(bandwidth, 1.0), profile.kernel_us * 1e-6,
-                 profile.launch_us * 1e-6, profile.flash and profile.attention > 0, profile, basis)
+                 profile.launch_us * 1e-6, profile.flash and profile.attention > 0, profile, basis,
+                 curve=curve, curve16=curve16, peak_flops=(peak.fp8_tflops or peak.rate_tflops) * 1e12,
+                 peak16_flops=peak.rate_tflops * 1e12, bandwidth_raw=max(1.0, (device.mem_bandwidth_gbs or 0.0) * 1e9),
+                 gemm_precision="fp8" if peak.fp8_tflops else precision16)
 
 
-def size_factor(width: float, rows: float) -> float:
-    """Share of the large-GEMM rate a product with these dimensions reaches (narrow matrices and
-    few rows leave a GPU's units idle)."""
-    h = C.GEMM_HALF_WIDTH
-    return (width / (width + h)) * (rows / (rows + h))
+def gemm_curve(device: Device, profile: Profile, precision: str) -> GemmCurve:
+    """The device's GEMM curve at `precision` ("bf16" or "fp8"): fitted to its own measured table
+    where the catalogue has one, else built from its datasheet and family."""
+    key = "fp8" if precision == "fp8" else "bf16"
+    own = device.gemm_curves.get(key) or (device.gemm_curves.get("bf16") if key == "fp8" else None)
+    if own is not None:
+        return own
+    share, _ = matmul_share(device, profile, key)
+    units = device.tensor_cores // 4 if device.tensor_cores else None
+    return datasheet_curve(share, profile.bandwidth, profile.kernel_us, units, device.device_class, profile.label)
+
+
+def layer_shapes(s: Shape, tokens: float, tp: int) -> tuple[tuple[float, float, float], ...]:
+    """The forward products (m, n, k) of one dense layer on one device under tensor parallelism
+    (sequence parallel: each product sees every token of the micro-batch): QKV, output projection,
+    the MLP's up (and gate) and down projections."""
+    d, f = s.d_model, s.ffn_dim
+    return ((tokens, (s.q_dim + 2 * s.kv_dim) / tp, d), (tokens, d, s.q_dim / tp),
+            (tokens, (2 if s.gated else 1) * f / tp, d), (tokens, d, f / tp))
+
+
+def backward_shapes(forward) -> tuple[tuple[float, float, float], ...]:
+    """The backward products of forward products (m, n, k): the input gradient (m, k, n) and the
+    weight gradient (k, n, m)."""
+    out = []
+    for m, n, k in forward:
+        out.append((m, k, n))
+        out.append((k, n, m))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -107,6 +154,11 @@ class LayerWork:
     gemm: float
     attention: float
     memory: float
+    gemm_bwd: float = -1.0  # backward GEMMs (input and weight gradients); -1: twice the forward
+
+    @property
+    def backward_gemm(self) -> float:
+        return self.gemm_bwd if self.gemm_bwd >= 0 else 2.0 * self.gemm
 
 
 def layer_work(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, moe: bool, ew_factor: float) -> LayerWork:
@@ -114,14 +166,21 @@ def layer_work(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, moe: boo
     parallelism with sequence parallelism)."""
     dense_p, moe_p = layer_matmul_params(s)
     d = s.d_model
+    attn_shapes = layer_shapes(s, tokens, tp)[:2]
     if moe:
         expert_p = (s.experts_active + s.shared_experts) * mlp_params(d, s.expert_ffn_dim, True)
         rows = max(1.0, tokens * s.experts_active / max(1, s.experts))  # tokens each expert sees
-        gemm = 2 * (moe_p - expert_p) * tokens / tp / (r.gemm * size_factor(d / tp, tokens)) + \
-            2 * expert_p * tokens / tp / (r.gemm * size_factor(s.expert_ffn_dim / tp, rows))
+        fe = s.expert_ffn_dim
+        expert_shapes = ((rows, 2 * fe / tp, d), (rows, d, fe / tp))
+        rate_a, rate_e = r.gemm_rate(attn_shapes), r.gemm_rate(expert_shapes)
+        gemm = 2 * (moe_p - expert_p) * tokens / tp / rate_a + 2 * expert_p * tokens / tp / rate_e
+        bwd_a, bwd_e = r.gemm_rate(backward_shapes(attn_shapes)), r.gemm_rate(backward_shapes(expert_shapes))
+        gemm_bwd = 4 * (moe_p - expert_p) * tokens / tp / bwd_a + 4 * expert_p * tokens / tp / bwd_e
         mlp_width = (s.experts_active + s.shared_experts) * s.expert_ffn_dim
     else:
-        gemm = 2 * dense_p * tokens / tp / (r.gemm * size_factor(min(d, s.ffn_dim) / tp, tokens))
+        shapes = layer_shapes(s, tokens, tp)
+        gemm = 2 * dense_p * tokens / tp / r.gemm_rate(shapes)
+        gemm_bwd = 4 * dense_p * tokens / tp / r.gemm_rate(backward_shapes(shapes))
         mlp_width = s.ffn_dim
     ctx = attention_context(s, w.seq_len) / 2.0  # causal: a token sees half the sequence on average
     attn_flops = 4.0 * s.q_dim / tp * ctx * tokens
@@ -131,7 +190,7 @@ def layer_work(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, moe: boo
         # scores materialised: two batched GEMMs plus the score matrix written, read and softmaxed
         attention = attn_flops / (r.gemm16 * 0.7) + 8.0 * s.heads / tp * ctx * tokens / r.bandwidth
     ew_bytes = (C.ELEMENTWISE_FORWARD_D * d + C.ELEMENTWISE_FORWARD_F[s.gated or moe] * mlp_width) * tokens / tp
-    return LayerWork(gemm, attention, ew_bytes * ew_factor / r.bandwidth)
+    return LayerWork(gemm, attention, ew_bytes * ew_factor / r.bandwidth, gemm_bwd)
 
 
 @dataclass(frozen=True)
@@ -159,7 +218,8 @@ def mean_layer_work(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, moe
     moe = layer_work(s, w, r, tokens, tp, True, ew_factor)
     return LayerWork((1 - moe_share) * dense.gemm + moe_share * moe.gemm,
                      (1 - moe_share) * dense.attention + moe_share * moe.attention,
-                     (1 - moe_share) * dense.memory + moe_share * moe.memory)
+                     (1 - moe_share) * dense.memory + moe_share * moe.memory,
+                     (1 - moe_share) * dense.backward_gemm + moe_share * moe.backward_gemm)
 
 
 def stage_time(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, layers: float, moe_share: float,
@@ -173,20 +233,23 @@ def stage_time(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, layers: 
     the caller already has it (the planner reuses it across depths)."""
     unit = unit or mean_layer_work(s, w, r, tokens, tp, moe_share, ew_factor)
     gemm, attention, memory = unit.gemm * layers, unit.attention * layers, unit.memory * layers
+    gemm_bwd = unit.backward_gemm * layers
     if head and s.vocab:
-        gemm += 2 * s.vocab * s.d_model * tokens / tp / (r.gemm16 * size_factor(s.d_model, tokens))
+        head_shape = ((tokens, s.vocab / tp, s.d_model),)
+        gemm += 2 * s.vocab * s.d_model * tokens / tp / r.gemm_rate(head_shape, sixteen=True)
+        gemm_bwd += 4 * s.vocab * s.d_model * tokens / tp / r.gemm_rate(backward_shapes(head_shape), sixteen=True)
         memory += C.LOGIT_BYTES * 2 * s.vocab * tokens / tp / r.bandwidth
     fixed = kernels_per_layer * layers * r.kernel_s
     bwd_attention = 2.5 if r.flash else 2.0
     forward = gemm + attention + memory / 3 + fixed / 3
-    backward = 2 * gemm + bwd_attention * attention + 2 * memory / 3 + 2 * fixed / 3
+    backward = gemm_bwd + bwd_attention * attention + 2 * memory / 3 + 2 * fixed / 3
     if recompute == "full":
         backward += recompute_share * forward
     elif recompute == "selective":
         backward += attention + memory / 9
     floor = kernels_per_layer * layers * r.launch_s  # the host cannot launch kernels faster
     forward, backward = max(forward, floor / 3), max(backward, 2 * floor / 3)
-    return StageTime(forward, backward, 3 * gemm, (1 + bwd_attention) * attention, memory, fixed)
+    return StageTime(forward, backward, gemm + gemm_bwd, (1 + bwd_attention) * attention, memory, fixed)
 
 
 def optimizer_step_s(params_local: float, r: Rates) -> float:

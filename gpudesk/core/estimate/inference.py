@@ -10,6 +10,7 @@ from gpudesk.core.estimate.profiles import profile_of
 from gpudesk.core.estimate.serving import (
     Layout,
     Serving,
+    chunk_tokens,
     engine_rates,
     inference_peak,
     layouts,
@@ -106,7 +107,7 @@ def infer(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
                              "prompts out.", {"device": device.name}))
     elif peak_note:
         notes.append(Finding("peak_fallback", peak_note + ".", {}))
-    factors = _factors(inp, device, notes)
+    factors = tuple(f * C.FITTED_SCALE["inference"] for f in _factors(inp, device, notes))
     best = _best(inp, s, device, topo, factors) if not reasons else None
     if best is None:
         if reasons:
@@ -197,9 +198,11 @@ def _assumptions(w, s, device, m: Serving) -> list[str]:
     if users > 1:
         out.append(
             f"Continuous batching (Orca, vLLM): {m.batch} of {users} concurrent requests run per replica "
-            f"({_limit_text(m.limit)}); prompts are processed in chunks of {C.PREFILL_CHUNK_TOKENS:,} tokens alongside "
-            f"decoding; the server keeps {C.SERVER_MEMORY_SHARE:.0%} of memory for weights and KV cache and runs at "
-            f"most {int(w.max_batch or C.SERVER_MAX_BATCH)} sequences.")
+            f"({_limit_text(m.limit)}); prompts are processed in chunks of {chunk_tokens(w):,} tokens alongside "
+            f"decoding; the server ({w.server or 'tuned'}) keeps {w.server_memory_share or C.SERVER_MEMORY_SHARE:.0%} "
+            f"of memory for weights and KV cache and runs "
+            + (f"at most {int(w.max_batch or w.server_max_batch)} sequences." if (w.max_batch or w.server_max_batch)
+               else "as many sequences as the KV cache holds."))
     return out
 
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.comm import place
-from gpudesk.core.estimate.compute import size_factor
+from gpudesk.core.estimate.compute import gemm_curve
+from gpudesk.core.estimate.kernels import GemmCurve, shape_factor
 from gpudesk.core.estimate.memory import capacity_gb, kv_gb_per_sequence, prefill_workspace_gb, serving_weights_gb
 from gpudesk.core.estimate.model import (
     Shape,
@@ -76,6 +77,16 @@ class Engine:
     step_overhead_s: float
     compute_known: bool = True  # False when the catalogue has no compute figure: decode is timed by bandwidth alone
     tensor: bool = True  # matrix units, fed by vector units that must unpack quantised weights first
+    curve: GemmCurve | None = None  # GEMM curve at the serving precision (shape dependence)
+    peak_flops: float = 0.0
+    bandwidth_raw: float = 0.0
+    gemm_precision: str = "bf16"
+
+    def shape(self, shapes, compute_only: bool = False) -> float:
+        """The curve's shape factor for these products (1.0 without a curve)."""
+        if self.curve is None or self.peak_flops <= 0:
+            return 1.0
+        return shape_factor(self.curve, shapes, self.peak_flops, self.bandwidth_raw, self.gemm_precision, compute_only)
 
 
 def engine_rates(device: Device, precision: str, case: int, spread: float) -> Engine:
@@ -94,6 +105,10 @@ def engine_rates(device: Device, precision: str, case: int, spread: float) -> En
         step_overhead_s=C.SERVER_STEP_OVERHEAD_S.pick(case),
         compute_known=peak is not None,
         tensor=profile.tensor,
+        curve=gemm_curve(device, profile, "fp8" if precision == "fp8" else "bf16"),
+        peak_flops=(peak or 0.0) * 1e12,
+        bandwidth_raw=max(1.0, (device.mem_bandwidth_gbs or 0.0) * 1e9),
+        gemm_precision="fp8" if precision == "fp8" else "bf16",
     )
 
 
@@ -125,6 +140,11 @@ class Serving:
     step_bytes: float = 0.0  # bytes one device reads for one micro-batch (a token reads pp of these in turn)
 
 
+def chunk_tokens(w: Workload) -> int:
+    """Tokens one engine step schedules: the server's documented chunk, else the engine's default."""
+    return int(w.server_chunk_tokens or C.PREFILL_CHUNK_TOKENS)
+
+
 def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, batch: int, context: float,
                 server: bool) -> tuple[float, str, float]:
     """Seconds of one decode step of `batch` sequences at `context` tokens, what bounds it, and the
@@ -152,7 +172,10 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
         memory = max(memory, dequant) + C.DEQUANT_OVERLAP * min(memory, dequant)
     flops = batch / in_flight * inference_flops_per_token(s, context) / split
     # few rows: the matrix units idle, matrix-vector products run on the vector units (FMA = 2 FLOPs)
-    compute = flops / max(2.0 * e.vector, e.gemm * C.DECODE_GEMM_SHARE * size_factor(s.d_model / lay.tp, micro)) \
+    d = s.d_model
+    decode_shapes = ((micro, (s.q_dim + 2 * s.kv_dim) / lay.tp, d), (micro, d, s.q_dim / lay.tp),
+                     (micro, (2 if s.gated else 1) * s.ffn_dim / lay.tp, d), (micro, d, s.ffn_dim / lay.tp))
+    compute = flops / max(2.0 * e.vector, e.gemm * e.shape(decode_shapes, compute_only=True)) \
         if e.compute_known else 0.0
     if w.runtime == "eager":  # every operation launched from the host, which bounds small kernels
         kernels = s.layers * C.KERNELS_PER_LAYER_DECODE_EAGER * max(e.kernel_s, e.launch_s)
@@ -170,32 +193,43 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     return step, ("compute" if compute > memory else "memory bandwidth"), weights + kv / in_flight
 
 
-def prefill(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout) -> tuple[float, float]:
-    """(seconds for one prompt alone on a replica, marginal compute seconds per prompt token); both 0
-    when the device has no compute figure (prompt processing is then unknown, and not counted)."""
+def _prefill_rate(w: Workload, s: Shape, e: Engine, lay: Layout, rows: float) -> float:
+    """FLOP/s of prompt processing on a replica whose GEMMs see `rows` tokens at a time."""
+    d = s.d_model
+    shapes = ((rows, (s.q_dim + 2 * s.kv_dim) / lay.tp, d), (rows, d, s.q_dim / lay.tp),
+              (rows, (2 if s.gated else 1) * s.ffn_dim / lay.tp, d), (rows, d, s.ffn_dim / lay.tp))
+    rate = e.gemm * e.shape(shapes) * lay.tp
+    if w.precision in C.WEIGHT_ONLY_4BIT and e.tensor:
+        rate *= C.WEIGHT_ONLY_PREFILL_SHARE
+    return max(rate, 1.0)
+
+
+def prefill(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, waiting: int = 1) -> tuple[float, float]:
+    """(seconds for one prompt alone on a replica, marginal compute seconds per prompt token while
+    batching); both 0 when the device has no compute figure (prompt processing is then unknown, and
+    not counted). With `waiting` prompts to serve, a server fills each step's chunk with several of
+    them, so the marginal cost is that of GEMMs over a full chunk, not over one prompt."""
     if not e.compute_known:
         return 0.0, 0.0
     tokens = max(1, w.prompt_tokens)
     flops = tokens * inference_flops_per_token(s, tokens / 2.0)
-    rate = e.gemm * size_factor(min(s.d_model, s.ffn_dim) / lay.tp, tokens) * lay.tp
-    if w.precision in C.WEIGHT_ONLY_4BIT and e.tensor:
-        rate *= C.WEIGHT_ONLY_PREFILL_SHARE
-    compute = flops / max(rate, 1.0)
+    compute = flops / _prefill_rate(w, s, e, lay, min(tokens, chunk_tokens(w)))
+    batched = flops / _prefill_rate(w, s, e, lay, min(tokens * max(1, waiting), chunk_tokens(w)))
     weights = s.params * weight_bytes_per_param(w) / (lay.tp * lay.pp) / e.bandwidth
-    kernels = s.layers * C.KERNELS_PER_LAYER_DECODE * e.kernel_s * max(1, math.ceil(tokens / C.PREFILL_CHUNK_TOKENS))
+    kernels = s.layers * C.KERNELS_PER_LAYER_DECODE * e.kernel_s * max(1, math.ceil(tokens / chunk_tokens(w)))
     comm = 0.0
     if lay.tp > 1:
         comm = 2 * s.layers * 2 * (lay.tp - 1) / lay.tp * tokens * s.d_model * 2 / (topo.intra_gbs * 1e9)
-    return max(compute, weights) + kernels + comm, compute / tokens
+    return max(compute, weights) + kernels + comm, batched / tokens
 
 
 def kv_capacity(w: Workload, s: Shape, device: Device, lay: Layout, context: float, server: bool) -> tuple[int, float, float]:
     """(sequences that fit per replica, weights GB per device, KV GB per sequence per device)."""
     cap = capacity_gb(device)
     if server:
-        cap *= C.SERVER_MEMORY_SHARE
+        cap *= w.server_memory_share or C.SERVER_MEMORY_SHARE
     weights = serving_weights_gb(w, s, lay.tp, lay.pp)
-    workspace = prefill_workspace_gb(w, s, lay.tp, min(max(1, w.prompt_tokens), C.PREFILL_CHUNK_TOKENS))
+    workspace = prefill_workspace_gb(w, s, lay.tp, min(max(1, w.prompt_tokens), chunk_tokens(w)))
     per_seq = kv_gb_per_sequence(w, s, context, lay.tp, lay.pp)
     free = cap - weights - workspace
     if free <= 0:
@@ -213,12 +247,12 @@ def serve(w: Workload, s: Shape, device: Device, topo: Topology, lay: Layout, e:
     if fit < 1:
         return None
     per_replica = math.ceil(users / lay.replicas)
-    cap = int(w.max_batch or (C.SERVER_MAX_BATCH if server else per_replica))
+    cap = int(w.max_batch or w.server_max_batch or (fit if server else per_replica))
     batch = min(per_replica, fit, cap)
     limit = "concurrency" if batch == per_replica else ("kv_cache" if batch == fit else "max_batch")
     step, bound, step_bytes = decode_step(w, s, e, topo, lay, batch, context, server)
     step /= decode_factor
-    pre_s, pre_token = prefill(w, s, e, topo, lay)
+    pre_s, pre_token = prefill(w, s, e, topo, lay, per_replica)
     pre_s, pre_token = pre_s / prefill_factor, pre_token / prefill_factor
     out_tokens = max(1, w.output_tokens)
     if batch == 1 and per_replica == 1:

@@ -221,7 +221,7 @@ def _timed(inp: EstimateInput, groups, setup: Setup, found: SearchResult, assump
     cases = [best if c == 1 else evaluate(context(setup, c), plan, {}) for c in CASES]
     factor = _calibration(inp, setup.device, notes)
     peak_total = sum((training_peak(g.device, w.precision) or setup.peak).tflops * g.devices for g in groups) * 1e12
-    tps = [r.tokens_per_s * factor for r in cases]
+    tps = [r.tokens_per_s * factor * C.FITTED_SCALE["training"] for r in cases]
     if w.mfu:
         given = [w.mfu * C.GIVEN_MFU_CASE.pick(c) * peak_total / setup.flops_per_token for c in CASES]
         tps = given

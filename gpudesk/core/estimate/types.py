@@ -98,6 +98,8 @@ class Device:
     # measured maximum achievable matmul throughput (MAMF) by precision, when published
     achievable_tflops: Mapping[str, float] = field(default_factory=dict)
     form_factor: str = ""
+    # GEMM curves fitted to measured tables (kernels.GemmCurve), by precision ("bf16", "fp8")
+    gemm_curves: Mapping[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -202,6 +204,12 @@ class Workload:
     # kernels: vLLM, SGLang, TensorRT-LLM, llama.cpp since mid-2024) or "eager" (every operation
     # launched from the host: llama.cpp before its CUDA graphs, PyTorch eager generate); "" = graphs
     runtime: str = ""
+    # the inference server (data/servers.toml; "tuned": the best the planner finds) and the limits it
+    # puts on this device, filled in from the server's documented defaults by the resolver
+    server: str = "tuned"
+    server_max_batch: int | None = None  # None: only the KV cache limits the running sequences
+    server_chunk_tokens: int | None = None
+    server_memory_share: float | None = None
 
 
 @dataclass(frozen=True)

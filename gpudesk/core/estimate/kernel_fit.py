@@ -1,0 +1,78 @@
+"""Fit a GEMM curve (kernels.GemmCurve) to one measured table of (M, N, K, seconds).
+
+The objective is the mean squared log error of the curve's time against each measured time, so a
+4 µs product counts as much as a 4 ms one. The continuous parameters are found by coordinate descent
+(golden-section search on each in turn, a fixed number of rounds, from fixed starting values), the
+tile shape by trying each candidate: deterministic, no random starts, and fast enough for a test to
+refit every table (about a second a table)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from gpudesk.core.estimate.kernels import GemmCurve
+
+# Bounds of the continuous parameters: (name, low, high)
+BOUNDS = (("efficiency", 0.3, 0.99), ("bandwidth_share", 0.3, 0.98), ("fixed_us", 0.0, 60.0),
+          ("k_half", 0.0, 1024.0), ("prepass_bytes", 0.0, 8.0))
+TILES = ((64, 128), (128, 128), (128, 256))
+UNITS_CANDIDATES = tuple(range(64, 201, 4))
+ROUNDS = 4
+GOLDEN = (math.sqrt(5.0) - 1.0) / 2.0
+
+
+def loss(curve: GemmCurve, rows, peak_flops: float, bandwidth_bytes_s: float, precision: str) -> float:
+    total = 0.0
+    for m, n, k, seconds in rows:
+        predicted = curve.seconds(m, n, k, peak_flops, bandwidth_bytes_s, precision)
+        total += math.log(predicted / seconds) ** 2
+    return total / max(1, len(rows))
+
+
+def _golden(f, low: float, high: float, steps: int = 24) -> float:
+    a, b = low, high
+    c, d = b - GOLDEN * (b - a), a + GOLDEN * (b - a)
+    fc, fd = f(c), f(d)
+    for _ in range(steps):
+        if fc < fd:
+            b, d, fd = d, c, fc
+            c = b - GOLDEN * (b - a)
+            fc = f(c)
+        else:
+            a, c, fc = c, d, fd
+            d = a + GOLDEN * (b - a)
+            fd = f(d)
+    return (a + b) / 2.0
+
+
+def _descend(curve: GemmCurve, rows, peak: float, bw: float, precision: str) -> GemmCurve:
+    for _ in range(ROUNDS):
+        for name, low, high in BOUNDS:
+            best = _golden(lambda v, name=name, curve=curve: loss(replace(curve, **{name: v}), rows, peak, bw, precision),
+                           low, high)
+            curve = replace(curve, **{name: best})
+    return curve
+
+
+def fit(rows, peak_flops: float, bandwidth_bytes_s: float, precision: str, units: int | None = None,
+        basis: str = "") -> tuple[GemmCurve, float]:
+    """The curve that best explains `rows` [(m, n, k, seconds)], and its RMS log error. `units`
+    is the device's SM or compute-unit count where the datasheet gives it; otherwise it is fitted
+    too (from UNITS_CANDIDATES, on the best tile shape)."""
+    start = GemmCurve(efficiency=0.75, bandwidth_share=0.8, fixed_us=5.0, k_half=64.0, tile_m=128, tile_n=128,
+                      units=units or 132, basis=basis, measured=True)
+    best, best_loss = None, math.inf
+    for tile_m, tile_n in TILES:
+        curve = _descend(replace(start, tile_m=tile_m, tile_n=tile_n), rows, peak_flops, bandwidth_bytes_s, precision)
+        value = loss(curve, rows, peak_flops, bandwidth_bytes_s, precision)
+        if value < best_loss:
+            best, best_loss = curve, value
+    if units is None:
+        for candidate in UNITS_CANDIDATES:
+            value = loss(replace(best, units=candidate), rows, peak_flops, bandwidth_bytes_s, precision)
+            if value < best_loss:
+                best, best_loss = replace(best, units=candidate), value
+        best = _descend(best, rows, peak_flops, bandwidth_bytes_s, precision)
+        best_loss = loss(best, rows, peak_flops, bandwidth_bytes_s, precision)
+    return best, math.sqrt(best_loss)

@@ -1,0 +1,129 @@
+"""Kernel time by shape: how long one matrix multiplication of M×K by K×N takes on a device, from a
+curve that explains itself, fitted to measured operator tables (data/kernels/, fitted by
+core/kernel_fit.py) or, where a device has no table, built from its datasheet.
+
+The curve is a roofline with the losses GEMM libraries are known for:
+- the compute side runs at `efficiency` of the dense peak once the device is full;
+- tile quantisation: the output is cut into tiles of tile_m × tile_n, and a tile that sticks out of
+  the matrix costs as much as a whole one;
+- wave quantisation: tiles run `units` at a time (one per SM or compute unit), so the last wave
+  may leave units idle; skinny products split K over idle units (split-K), as cuBLAS and CUTLASS do;
+- a ramp for short K: each tile pays a fixed prologue and epilogue worth `k_half` steps of K;
+- the memory side: the operands and the result cross memory once at `bandwidth_share` of the
+  datasheet bandwidth (small-M products such as decoding are memory-bound);
+- a fixed cost per call (`fixed_us`: launch, ramp-up and tail);
+- a pass over the activations before the product where the library runs one (`prepass_bytes` per
+  M×K element: FP8 paths quantise their 16-bit input per token first, reading 2 and writing 1 byte).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+# Bytes per element of the inputs by precision (outputs are 16-bit).
+INPUT_BYTES = {"fp32": 4.0, "tf32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5625}
+OUTPUT_BYTES = 2.0
+# Split-K cuts K into pieces no shorter than this (a shorter piece costs more in reduction than it
+# saves), as CUTLASS's split-K heuristics do.
+SPLIT_K_MIN = 512
+
+
+@dataclass(frozen=True)
+class GemmCurve:
+    efficiency: float  # share of the dense peak a full device reaches on large products
+    bandwidth_share: float  # share of the datasheet memory bandwidth the memory side reaches
+    fixed_us: float  # per call
+    k_half: float  # prologue and epilogue of a tile, in steps of K
+    tile_m: int
+    tile_n: int
+    units: int  # SMs or compute units that each run one tile at a time
+    basis: str = ""  # where the curve comes from, in words
+    measured: bool = False  # fitted to a measured table (True) or built from the datasheet
+    prepass_bytes: float = 0.0  # bytes per element of the M×K input moved by a separate pass first
+
+    def seconds(self, m: float, n: float, k: float, peak_flops: float, bandwidth_bytes_s: float,
+                precision: str = "bf16") -> float:
+        """Seconds of one product (m×k)·(k×n) on one device at `peak_flops` dense and
+        `bandwidth_bytes_s` of memory bandwidth."""
+        if m <= 0 or n <= 0 or k <= 0:
+            return 0.0
+        compute = self.compute_seconds(m, n, k, peak_flops)
+        memory = self.memory_seconds(m, n, k, bandwidth_bytes_s, precision)
+        prepass = m * k * self.prepass_bytes / (bandwidth_bytes_s * self.bandwidth_share)
+        return max(compute, memory) + prepass + self.fixed_us * 1e-6
+
+    def compute_seconds(self, m: float, n: float, k: float, peak_flops: float) -> float:
+        tiles = math.ceil(m / self.tile_m) * math.ceil(n / self.tile_n)
+        split = 1
+        if tiles < self.units:
+            split = max(1, min(self.units // tiles, int(k // SPLIT_K_MIN)))
+        waves = math.ceil(tiles * split / self.units)
+        k_piece = k / split
+        per_unit = peak_flops * self.efficiency / self.units
+        return waves * 2.0 * self.tile_m * self.tile_n * (k_piece + self.k_half) / per_unit
+
+    def memory_seconds(self, m: float, n: float, k: float, bandwidth_bytes_s: float, precision: str) -> float:
+        moved = (m * k + k * n) * INPUT_BYTES.get(precision, 2.0) + m * n * OUTPUT_BYTES
+        return moved / (bandwidth_bytes_s * self.bandwidth_share)
+
+    def share(self, m: float, n: float, k: float, peak_flops: float, bandwidth_bytes_s: float,
+              precision: str = "bf16") -> float:
+        """Share of `peak_flops` the product reaches: 2·m·n·k / (seconds × peak)."""
+        t = self.seconds(m, n, k, peak_flops, bandwidth_bytes_s, precision)
+        return 2.0 * m * n * k / (t * peak_flops) if t > 0 else 0.0
+
+    def to_json(self) -> dict:
+        return {"efficiency": self.efficiency, "bandwidth_share": self.bandwidth_share, "fixed_us": self.fixed_us,
+                "k_half": self.k_half, "tile_m": self.tile_m, "tile_n": self.tile_n, "units": self.units,
+                "prepass_bytes": self.prepass_bytes, "basis": self.basis, "measured": self.measured}
+
+
+def effective_rate(curve: GemmCurve, shapes, peak_flops: float, bandwidth_bytes_s: float,
+                   precision: str = "bf16") -> float:
+    """FLOP/s of a sequence of products [(m, n, k), ...] run one after the other: their FLOPs over
+    their summed times (what a layer's GEMMs reach together)."""
+    flops = seconds = 0.0
+    for m, n, k in shapes:
+        flops += 2.0 * m * n * k
+        seconds += curve.seconds(m, n, k, peak_flops, bandwidth_bytes_s, precision)
+    return flops / seconds if seconds > 0 else peak_flops * curve.efficiency
+
+
+# The shape the datasheet-level rate (MAMF: the best of a sweep of large products) is taken at:
+# shape factors are relative to it, so the curve carries the shape and MAMF the level.
+REFERENCE = (8192, 8192, 8192)
+# Fallbacks for a device without a measured table: the median of the fitted BF16 curves
+# (data/kernels/curves.toml) for the ramp and the tile, and its matrix-unit count where known.
+DATASHEET_K_HALF = 150.0
+DATASHEET_TILE = (64, 128)
+UNITS_BY_CLASS = {"datacenter": 108, "workstation": 84, "consumer": 64, "laptop": 48, "edge": 16, "desktop_ai": 48}
+
+
+def datasheet_curve(efficiency: float, bandwidth_share: float, fixed_us: float, units: int | None,
+                    device_class: str, label: str) -> GemmCurve:
+    """A curve for a device without a measured table: its family's large-product share, its own
+    unit count where the datasheet gives one, the fitted tables' median ramp and tile."""
+    return GemmCurve(efficiency=efficiency, bandwidth_share=bandwidth_share, fixed_us=fixed_us,
+                     k_half=DATASHEET_K_HALF, tile_m=DATASHEET_TILE[0], tile_n=DATASHEET_TILE[1],
+                     units=units or UNITS_BY_CLASS.get(device_class, 64),
+                     basis=f"no measured table: {label}'s large-product share, {units or 'assumed'} units, "
+                           "the fitted tables' median ramp", measured=False)
+
+
+def shape_factor(curve: GemmCurve, shapes, peak_flops: float, bandwidth_bytes_s: float, precision: str = "bf16",
+                 compute_only: bool = False) -> float:
+    """What these products reach together, relative to the reference product on the same curve
+    (1.0 for large squares; less for narrow, short or skinny ones; above 1 is clipped)."""
+    def rate(items) -> float:
+        flops = seconds = 0.0
+        for m, n, k in items:
+            if m <= 0 or n <= 0 or k <= 0:
+                continue
+            flops += 2.0 * m * n * k
+            seconds += (curve.compute_seconds(m, n, k, peak_flops) + curve.fixed_us * 1e-6 if compute_only else
+                        curve.seconds(m, n, k, peak_flops, bandwidth_bytes_s, precision))
+        return flops / seconds if seconds > 0 else 0.0
+
+    reference = rate([REFERENCE])
+    return min(1.0, rate(shapes) / reference) if reference > 0 else 1.0

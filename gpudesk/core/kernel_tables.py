@@ -1,0 +1,121 @@
+"""The measured operator tables in data/kernels/ and the GEMM curves fitted to them.
+
+`tables.toml` names each published table (source, commit, date, the device and precision it was
+measured on); `gemm.csv` holds its rows; `curves.toml` holds the curve fitted to each, which the
+engine uses for that device (core/estimate/kernels.py). `refit()` rebuilds every curve from the
+rows (tests/test_kernel_curves.py checks that curves.toml is what the rows give), and
+`python -m gpudesk.core.kernel_tables` writes curves.toml anew after a table changes.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import sys
+import tomllib
+from pathlib import Path
+
+from gpudesk.core.estimate.kernel_fit import fit
+from gpudesk.core.estimate.kernels import GemmCurve
+from gpudesk.core.paths import bundled_data_dir
+
+CURVE_FIELDS = ("efficiency", "bandwidth_share", "fixed_us", "k_half", "tile_m", "tile_n", "units", "prepass_bytes")
+
+
+def kernels_dir(data_dir: Path | None = None) -> Path:
+    return (data_dir or bundled_data_dir()) / "kernels"
+
+
+def read_tables(data_dir: Path | None = None) -> list[dict]:
+    with (kernels_dir(data_dir) / "tables.toml").open("rb") as handle:
+        return tomllib.load(handle)["table"]
+
+
+def read_rows(data_dir: Path | None = None) -> dict[str, list[tuple[int, int, int, float]]]:
+    """Rows by table id: (m, n, k, seconds)."""
+    out: dict[str, list] = {}
+    with (kernels_dir(data_dir) / "gemm.csv").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            out.setdefault(row["table"], []).append(
+                (int(row["m"]), int(row["n"]), int(row["k"]), float(row["latency_ms"]) * 1e-3))
+    return out
+
+
+def _accelerators(data_dir: Path) -> dict[str, dict]:
+    out = {}
+    for path in sorted((data_dir / "accelerators").glob("*.toml")):
+        with path.open("rb") as handle:
+            for row in tomllib.load(handle).get("accelerator", []):
+                out[row["id"]] = row
+    return out
+
+
+def refit(data_dir: Path | None = None) -> list[dict]:
+    """Every table's curve fitted from its rows, with the datasheet figures it rests on: the dense
+    peak at the table's precision, the memory bandwidth, and the unit count (tensor cores / 4 where
+    the catalogue gives tensor cores, else fitted)."""
+    data_dir = data_dir or bundled_data_dir()
+    devices = _accelerators(data_dir)
+    rows = read_rows(data_dir)
+    out = []
+    for table in read_tables(data_dir):
+        device = devices[table["device"]]
+        peak = float(device[f"{table['precision']}_tflops"]) * 1e12
+        bandwidth = float(device["mem_bandwidth_gbs"]) * 1e9
+        units = int(device["tensor_cores"]) // 4 if device.get("tensor_cores") else None
+        curve, rms = fit(rows[table["id"]], peak, bandwidth, table["precision"], units)
+        out.append({"table": table["id"], "device": table["device"], "precision": table["precision"],
+                    **{f: getattr(curve, f) for f in CURVE_FIELDS}, "units_fitted": units is None,
+                    "rms_log_error": rms, "rows": len(rows[table["id"]])})
+    return out
+
+
+def write_curves(curves: list[dict], data_dir: Path | None = None) -> Path:
+    path = kernels_dir(data_dir) / "curves.toml"
+    lines = ["# GEMM curves fitted to the tables in tables.toml (python -m gpudesk.core.kernel_tables writes this",
+             "# file; tests/test_kernel_curves.py checks it against a fresh fit). Units: fixed_us in microseconds,",
+             "# k_half in steps of K, prepass_bytes per M x K element; rms_log_error is the fit's root mean square",
+             "# of ln(curve time / measured time) over the table's rows.", ""]
+    for c in curves:
+        lines.append("[[curve]]")
+        for key, value in c.items():
+            if isinstance(value, bool):
+                lines.append(f"{key} = {'true' if value else 'false'}")
+            elif isinstance(value, float):
+                lines.append(f"{key} = {value:.6g}")
+            elif isinstance(value, int):
+                lines.append(f"{key} = {value}")
+            else:
+                lines.append(f'{key} = "{value}"')
+        lines.append("")
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("\n".join(lines))
+    tmp.replace(path)
+    return path
+
+
+@functools.lru_cache(maxsize=4)
+def curves_by_device(data_dir: Path | None = None) -> dict[str, dict[str, GemmCurve]]:
+    """{device id: {precision: GemmCurve}} from curves.toml (empty when the file is missing)."""
+    path = kernels_dir(data_dir) / "curves.toml"
+    if not path.is_file():
+        return {}
+    with path.open("rb") as handle:
+        rows = tomllib.load(handle).get("curve", [])
+    tables = {t["id"]: t for t in read_tables(data_dir)}
+    out: dict[str, dict[str, GemmCurve]] = {}
+    for row in rows:
+        table = tables.get(row["table"], {})
+        basis = (f"fitted to {row['rows']} measured products ({row['table']}, AIConfigurator at "
+                 f"{str(table.get('commit', ''))[:7]}), rms log error {row['rms_log_error']:.2f}")
+        curve = GemmCurve(**{f: row[f] for f in CURVE_FIELDS}, basis=basis, measured=True)
+        out.setdefault(row["device"], {})[row["precision"]] = curve
+    return out
+
+
+if __name__ == "__main__":
+    fitted = refit()
+    for c in fitted:
+        print(f"{c['table']:28} efficiency {c['efficiency']:.3f}, rms {c['rms_log_error']:.3f}")
+    print(write_curves(fitted))
+    sys.exit(0)

@@ -1,0 +1,56 @@
+"""Rebuild data/kernels/gemm.csv from AIConfigurator's measured GEMM tables (maintainers only).
+
+AIConfigurator (github.com/ai-dynamo/aiconfigurator, Apache-2.0) publishes per-GPU operator
+timings as Parquet files under aic-core/src/aiconfigurator_core/systems/data/<gpu>/gemm/<framework>/
+<version>/gemm_perf.parquet. This script reads the tables named in data/kernels/tables.toml from a
+local clone and writes every row on a regular sub-grid of shapes (the same M, N and K values for
+every table, chosen before looking at any timing) to data/kernels/gemm.csv, so the bundled file
+stays small and reviewable. It needs pyarrow, which gpudesk itself does not:
+
+    pip install pyarrow pandas
+    python tests/kernels/extract_aiconfigurator.py /path/to/aiconfigurator
+"""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLES = ROOT / "data" / "kernels" / "tables.toml"
+OUT = ROOT / "data" / "kernels" / "gemm.csv"
+
+# The sub-grid: powers of two from 1 to 32,768 rows plus one row past each of 128, 256 and 1,024
+# (where tile quantisation shows), and widths and depths from 256 to 65,536.
+M_GRID = (1, 2, 4, 8, 16, 32, 64, 128, 129, 256, 257, 512, 1024, 1025, 2048, 4096, 8192, 16384, 32768)
+NK_GRID = (256, 512, 1024, 2048, 4096, 8192, 16384, 65536)
+
+
+def main(clone: str) -> int:
+    import io
+
+    import pandas as pd
+
+    spec = tomllib.loads(TABLES.read_text())
+    rows = []
+    for table in spec["table"]:
+        blob = subprocess.run(["git", "-C", clone, "show", f"{table['commit']}:{table['path']}"],
+                              check=True, capture_output=True).stdout
+        df = pd.read_parquet(io.BytesIO(blob))
+        df = df[(df.kernel_source == table["kernel"]) & (df.gemm_dtype == table["dtype"])]
+        df = df[df.m.isin(M_GRID) & df.n.isin(NK_GRID) & df.k.isin(NK_GRID)]
+        for r in df.sort_values(["m", "n", "k"]).itertuples():
+            rows.append((table["id"], int(r.m), int(r.n), int(r.k), f"{float(r.latency):.6g}"))
+    with OUT.open("w", newline="") as handle:
+        out = csv.writer(handle, lineterminator="\n")
+        out.writerow(("table", "m", "n", "k", "latency_ms"))
+        out.writerows(rows)
+    print(f"{len(rows)} rows -> {OUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

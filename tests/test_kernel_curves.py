@@ -1,0 +1,119 @@
+"""GEMM curves by shape (core/estimate/kernels.py): the physics each term claims, and every fitted
+curve in data/kernels/curves.toml rebuilt from the measured tables it rests on."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from gpudesk.core.estimate.kernel_fit import fit, loss
+from gpudesk.core.estimate.kernels import REFERENCE, GemmCurve, datasheet_curve, shape_factor
+from gpudesk.core.kernel_tables import CURVE_FIELDS, curves_by_device, read_rows, read_tables, refit
+
+PEAK = 989.4e12
+BW = 3350e9
+CURVE = GemmCurve(efficiency=0.85, bandwidth_share=0.8, fixed_us=3.0, k_half=150.0, tile_m=64, tile_n=128, units=132)
+
+
+def test_large_products_run_at_the_plateau_less_the_ramp_and_the_last_wave():
+    m = n = k = 8192
+    t = CURVE.seconds(m, n, k, PEAK, BW)
+    tiles = (m // 64) * (n // 128)
+    waves = math.ceil(tiles / 132)
+    expected = waves * 2 * 64 * 128 * (k + 150) / (PEAK * 0.85 / 132) + 3e-6
+    assert t == pytest.approx(expected)
+    assert 0.8 < CURVE.share(m, n, k, PEAK, BW) < 0.85
+
+
+def test_one_row_more_than_a_tile_costs_a_whole_tile_row():
+    n, k = 8192, 8192
+    full = CURVE.compute_seconds(128, n, k, PEAK)
+    spill = CURVE.compute_seconds(129, n, k, PEAK)
+    assert spill > full  # 129 rows need three 64-row tiles, 128 need two
+    assert CURVE.compute_seconds(192, n, k, PEAK) == pytest.approx(spill)
+
+
+def test_skinny_products_split_k_over_idle_units():
+    # 64 rows x 256 columns: 2 tiles on 132 units; K is split so the idle units share the work
+    split = CURVE.compute_seconds(64, 256, 65536, PEAK)
+    unsplit = 2.0 * 64 * 128 * (65536 + 150) / (PEAK * 0.85 / 132)
+    assert split < unsplit / 50
+
+
+def test_decoding_products_are_memory_bound():
+    # one row: the weights cross memory once, which takes far longer than the arithmetic
+    t = CURVE.seconds(1, 8192, 8192, PEAK, BW)
+    weights = 8192 * 8192 * 2 / (BW * 0.8)
+    assert t == pytest.approx(weights + (8192 + 8192) * 2 / (BW * 0.8) + 3e-6, rel=1e-3)
+    assert CURVE.compute_seconds(1, 8192, 8192, PEAK) < weights
+
+
+def test_a_prepass_over_the_input_adds_its_traffic():
+    fp8 = replace(CURVE, prepass_bytes=3.0)
+    extra = fp8.seconds(4096, 256, 8192, PEAK, BW, "fp8") - CURVE.seconds(4096, 256, 8192, PEAK, BW, "fp8")
+    assert extra == pytest.approx(4096 * 8192 * 3.0 / (BW * 0.8))
+
+
+def test_the_shape_factor_is_one_at_the_reference_and_falls_for_narrow_layers():
+    assert shape_factor(CURVE, [REFERENCE], PEAK, BW) == pytest.approx(1.0)
+    wide = shape_factor(CURVE, [(8192, 16384, 16384)], PEAK, BW)
+    narrow = shape_factor(CURVE, [(8192, 768, 768)], PEAK, BW)
+    assert narrow < 0.8 * wide
+    assert shape_factor(CURVE, [(64, 4096, 4096)], PEAK, BW) < shape_factor(CURVE, [(4096, 4096, 4096)], PEAK, BW)
+
+
+def test_a_device_without_a_table_gets_a_curve_from_its_datasheet():
+    curve = datasheet_curve(0.514, 0.8, 4.0, 304, "datacenter", "AMD Instinct CDNA 3")
+    assert not curve.measured and curve.units == 304 and curve.efficiency == 0.514
+    assert "no measured table" in curve.basis
+    assert datasheet_curve(0.6, 0.8, 4.0, None, "edge", "x").units == 16
+
+
+def test_the_fit_recovers_a_known_curve():
+    truth = replace(CURVE, efficiency=0.7, fixed_us=5.0, k_half=200.0)
+    rows = [(m, n, k, truth.seconds(m, n, k, PEAK, BW)) for m in (1, 16, 128, 129, 1024, 4096, 8192)
+            for n in (256, 2048, 8192) for k in (512, 4096, 16384)]
+    got, rms = fit(rows, PEAK, BW, "bf16", units=132)
+    assert rms < 0.02
+    assert got.efficiency == pytest.approx(0.7, rel=0.05)
+    assert loss(got, rows, PEAK, BW, "bf16") < loss(CURVE, rows, PEAK, BW, "bf16")
+
+
+def test_every_table_is_whole_on_its_grid_and_has_a_source():
+    rows = read_rows()
+    for table in read_tables():
+        assert table["commit"] and table["date"] and table["path"].endswith(".parquet"), table["id"]
+        shapes = {(m, n, k) for m, n, k, _s in rows[table["id"]]}
+        assert len(shapes) == len(rows[table["id"]]) >= 800, table["id"]
+        assert all(s > 0 for *_shape, s in rows[table["id"]])
+
+
+def test_every_fitted_curve_is_rebuilt_from_its_table():
+    stored = {c["table"]: c for c in _stored()}
+    fresh = refit()
+    assert {c["table"] for c in fresh} == set(stored)
+    for c in fresh:
+        old = stored[c["table"]]
+        for f in CURVE_FIELDS:
+            assert c[f] == pytest.approx(old[f], rel=1e-3, abs=1e-3), (c["table"], f)
+        assert c["rms_log_error"] == pytest.approx(old["rms_log_error"], abs=1e-3)
+        # the curve explains its table: a quarter of a log unit for BF16, less than half for FP8
+        assert c["rms_log_error"] < (0.25 if c["precision"] == "bf16" else 0.45), c["table"]
+
+
+def test_the_catalogue_hands_each_measured_device_its_curves():
+    curves = curves_by_device()
+    assert set(curves["h100-sxm5-80gb"]) == {"bf16", "fp8"}
+    assert curves["h100-sxm5-80gb"]["bf16"].measured
+    assert "AIConfigurator" in curves["a100-sxm4-80gb"]["bf16"].basis
+
+
+def _stored():
+    import tomllib
+
+    from gpudesk.core.kernel_tables import kernels_dir
+
+    with (kernels_dir() / "curves.toml").open("rb") as handle:
+        return tomllib.load(handle)["curve"]

@@ -1,0 +1,76 @@
+"""Inference servers as data (data/servers.toml) and the cluster defaults the resolver supplies: the
+server named in a scenario sets the serving model's sequence cap, prefill chunk and memory share;
+an unknown server is refused with the list of known ones; HGX-class nodes get a NIC per GPU."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpudesk.core.resolve import estimate_scenario, resolve_option
+from gpudesk.core.scenario import ScenarioError, parse_scenario
+from gpudesk.core.servers import limits, server_ids
+
+
+def _doc(server=None, item="h100-sxm5-80gb", per_node=1, nodes=1, concurrency=512, **cluster):
+    workload = {"kind": "infer", "model": "llama-3.1-8b", "precision": "fp8", "prompt_tokens": 128,
+                "output_tokens": 1024, "concurrency": concurrency}
+    if server:
+        workload["server"] = server
+    return {"gpudesk_scenario": 1, "name": "t", "workload": workload,
+            "cluster": [{"item": item, "per_node": per_node, "nodes": nodes, **cluster}]}
+
+
+def test_every_server_documents_where_its_defaults_come_from():
+    ids = server_ids()
+    assert {"tuned", "vllm", "trtllm", "sglang", "llamacpp"} <= set(ids)
+    from gpudesk.core.servers import servers
+
+    for sid, row in servers().items():
+        if sid != "tuned":
+            assert row.get("source") and row.get("date"), sid
+
+
+def test_vllm_takes_its_larger_defaults_on_large_gpus_but_not_on_an_a100():
+    assert limits("vllm", 80, "H100 SXM5 80GB") == {"max_batch": 1024, "chunk_tokens": 8192, "memory_share": 0.9,
+                                                      "graphs": True}
+    assert limits("vllm", 80, "A100 SXM4 80GB")["max_batch"] == 256
+    assert limits("vllm", 24, "RTX 4090")["chunk_tokens"] == 2048
+    assert limits("tuned", 80, "H100")["max_batch"] is None
+
+
+def test_an_unknown_server_is_refused_with_the_known_ones():
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(_doc(server="triton-magic"), "t")
+    text = str(caught.value)
+    assert "workload.server" in text and "triton-magic" in text
+    for sid in server_ids():
+        assert sid in text
+
+
+def test_the_named_server_caps_the_running_batch(catalogue):
+    resolved = resolve_option(*_first(parse_scenario(_doc(server="vllm", item="a100-sxm4-80gb",
+                                                            concurrency=2000), "t")), catalogue)
+    assert resolved.inputs.workload.server_max_batch == 256
+    capped = estimate_scenario(parse_scenario(_doc(server="vllm", item="a100-sxm4-80gb", concurrency=2000), "t"),
+                               catalogue)
+    tuned = estimate_scenario(parse_scenario(_doc(item="a100-sxm4-80gb", concurrency=2000), "t"), catalogue)
+    assert capped.serving["running_batch"] == 256 and capped.serving["limit"] == "max_batch"
+    assert tuned.serving["running_batch"] > 256 and tuned.serving["limit"] == "kv_cache"
+    assert any("as many sequences as the KV cache holds" in a for a in tuned.assumptions)
+
+
+def test_hgx_class_nodes_get_one_nic_per_gpu_and_say_so(catalogue):
+    doc = _doc(per_node=8, nodes=4, inter="ib-ndr-400")
+    doc["workload"] = {"kind": "train", "params": 70e9, "tokens": 1e9, "seq_len": 4096}
+    resolved = resolve_option(*_first(parse_scenario(doc, "t")), catalogue)
+    assert resolved.inputs.groups[0].nic_count == 8
+    assert any("one NIC per GPU assumed" in n for n in resolved.assumptions)
+    doc["cluster"][0]["nic_count"] = 1  # a NIC count the scenario names is kept
+    assert resolve_option(*_first(parse_scenario(doc, "t")), catalogue).inputs.groups[0].nic_count == 1
+    doc["cluster"][0].pop("nic_count")
+    doc["cluster"][0]["item"] = "rtx-4090"  # consumer boxes keep one NIC
+    assert resolve_option(*_first(parse_scenario(doc, "t")), catalogue).inputs.groups[0].nic_count == 1
+
+
+def _first(scenario):
+    return scenario, scenario.options()[0]
