@@ -117,3 +117,71 @@ def _stored():
 
     with (kernels_dir() / "curves.toml").open("rb") as handle:
         return tomllib.load(handle)["curve"]
+
+
+# ----------------------------------------------------------------------------- all-reduce by message size
+def test_an_all_reduce_pays_its_latency_and_moves_the_rings_share_at_its_bus_bandwidth():
+    from gpudesk.core.estimate.kernels import AllReduceCurve, measured_all_reduce
+
+    c = AllReduceCurve(gpus=8, latency_us=18.0, bus_gbs=350.0)
+    assert c.seconds(8e6) == pytest.approx(18e-6 + 2 * 7 / 8 * 8e6 / 350e9)
+    assert c.seconds(0) == 0.0
+    custom = AllReduceCurve(gpus=8, latency_us=6.0, bus_gbs=300.0, kind="custom")
+    # a serving engine takes the faster of NCCL and its own; training uses NCCL
+    assert measured_all_reduce((c, custom), 8, 1e4, ("nccl", "custom")) == pytest.approx(custom.seconds(1e4))
+    assert measured_all_reduce((c, custom), 8, 1e9, ("nccl", "custom")) == pytest.approx(c.seconds(1e9))
+    assert measured_all_reduce((c, custom), 8, 1e4) == pytest.approx(c.seconds(1e4))
+    assert measured_all_reduce((c, custom), 4, 1e4) is None
+
+
+def test_collectives_inside_a_measured_domain_use_the_table_and_others_the_link():
+    from dataclasses import replace
+
+    from gpudesk.core.estimate.comm import Group, all_reduce
+    from gpudesk.core.estimate.kernels import AllReduceCurve
+    from gpudesk.core.estimate.serving import tp_all_reduce
+    from gpudesk.core.estimate.topology import Topology
+
+    topo = Topology(16, 8, 2, 8, 300.0, 2e-6, 50.0, 10e-6, 8, "NVLink", "IB", False, False,
+                    all_reduce_curves=(AllReduceCurve(8, 18.0, 350.0),))
+    inside = Group(8, 8)
+    assert all_reduce(8e6, inside, topo) == pytest.approx(18e-6 + 1.75 * 8e6 / 350e9)
+    assert all_reduce(8e6, inside, topo, messages=4) == pytest.approx(4 * (18e-6 + 1.75 * 2e6 / 350e9))
+    bare = replace(topo, all_reduce_curves=())
+    assert all_reduce(8e6, inside, bare) == pytest.approx(1.75 * 8e6 / 300e9 + 2 * 7 * 2e-6)
+    # a group spanning two domains is not what the table measured
+    assert all_reduce(8e6, Group(16, 8), topo) == all_reduce(8e6, Group(16, 8), bare)
+    assert tp_all_reduce(topo, 8, 8e6) == pytest.approx(18e-6 + 1.75 * 8e6 / 350e9)
+    assert tp_all_reduce(bare, 8, 8e6) == pytest.approx(2e-6 * 2 * 3 + 1.75 * 8e6 / 300e9)
+
+
+def test_a_clusters_domain_takes_the_curves_measured_over_its_own_link():
+    from gpudesk.core.estimate.kernels import AllReduceCurve
+    from gpudesk.core.estimate.topology import topology_of
+    from gpudesk.core.estimate.types import Device, Link, NodeGroup
+
+    curves = (AllReduceCurve(8, 18.0, 350.0, fabric="nvlink"), AllReduceCurve(8, 20.0, 2.0, fabric="pcie"))
+    dev = Device("d", "D", all_reduce_curves=curves)
+    nvlink = Link("nvlink4", "NVLink 4", "nvlink", 450.0)
+    pcie = Link("pcie4", "PCIe 4", "pcie", 32.0)
+    assert topology_of((NodeGroup(dev, 8, 1, intra=nvlink),)).all_reduce_curves == curves[:1]
+    assert topology_of((NodeGroup(dev, 8, 1, intra=pcie),)).all_reduce_curves == curves[1:]
+    other = Device("e", "E")
+    assert topology_of((NodeGroup(dev, 8, 1, intra=nvlink), NodeGroup(other, 8, 1, intra=nvlink))).all_reduce_curves == ()
+
+
+def test_every_all_reduce_curve_is_rebuilt_from_its_table():
+    import tomllib
+
+    from gpudesk.core.kernel_tables import all_reduce_by_device, kernels_dir, refit_all_reduce
+
+    with (kernels_dir() / "curves.toml").open("rb") as handle:
+        stored = {(c["table"], c["gpus"]): c for c in tomllib.load(handle)["allreduce"]}
+    fresh = refit_all_reduce()
+    assert {(c["table"], c["gpus"]) for c in fresh} == set(stored)
+    for c in fresh:
+        old = stored[(c["table"], c["gpus"])]
+        assert (c["latency_us"], c["bus_gbs"]) == pytest.approx((old["latency_us"], old["bus_gbs"]), rel=1e-3)
+        assert c["rms_log_error"] < 0.35, c["table"]
+    h100 = all_reduce_by_device()["h100-sxm5-80gb"]
+    assert {(c.kind, c.gpus) for c in h100} == {(k, g) for k in ("nccl", "custom") for g in (2, 4, 8)}

@@ -87,6 +87,8 @@ class Comparison:
     cost_curves: dict = field(default_factory=dict)
     value_points: list[dict] = field(default_factory=list)
     score_bars: dict = field(default_factory=dict)
+    # serving: each option's throughput-interactivity curve (tokens/s per user -> tokens/s per GPU)
+    serving_curves: dict = field(default_factory=dict)
     assumptions: list[str] = field(default_factory=list)
     # why a chart has nothing to show, by chart ("scores", "value", "cost"); "" when it has
     chart_messages: dict = field(default_factory=dict)
@@ -135,6 +137,7 @@ def build_comparison(scenario: Scenario, catalogue, settings=None, calibrations=
     comparison.cost_curves = cost_curves(results)
     comparison.value_points = _value_points(results)
     comparison.score_bars = _score_bars(rows, results)
+    comparison.serving_curves = serving_curves(results)
     comparison.assumptions = _shared_assumptions(results)
     for r in results:  # which price each capex rests on: two list prices of one item differ by what they price
         if r.price_used and r.estimate is not None:
@@ -717,6 +720,27 @@ def cost_curves(results: list[OptionResult]) -> dict:
         "runs_per_month": runs_per_month,
         "basis": f"{runs_per_month:,.2f} runs a month: what {reference.name} completes at {fin.utilization:.0%} utilisation",
     }
+
+
+def serving_curves(results: list[OptionResult]) -> dict:
+    """Each serving option's throughput-interactivity frontier (the engine's serving curve): output
+    tokens/s per GPU against tokens/s per user, with the option's operating point marked; empty for
+    training."""
+    series = []
+    for r in results:
+        if not r.ok or r.estimate.kind != "infer":
+            continue
+        curve = r.estimate.serving.get("curve") or []
+        if not curve:
+            continue
+        e = r.estimate
+        per_user = e.decode_tokens_per_s_per_user.likely if e.decode_tokens_per_s_per_user else None
+        operating = (per_user, e.tokens_per_s.likely / max(1, e.devices)) if per_user else None
+        series.append({"name": r.name, "xs": [p["tokens_per_s_per_user"] for p in curve],
+                       "ys": [p["tokens_per_s_per_gpu"] for p in curve], "operating": operating,
+                       "usd_per_million_tokens": [p.get("usd_per_million_tokens") for p in curve],
+                       "tokens_per_s_per_mw": [p.get("tokens_per_s_per_mw") for p in curve]})
+    return {"series": series} if series else {}
 
 
 def _value_points(results: list[OptionResult]) -> list[dict]:

@@ -15,8 +15,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-from gpudesk.core.estimate.kernel_fit import fit
-from gpudesk.core.estimate.kernels import GemmCurve
+from gpudesk.core.estimate.kernel_fit import fit, fit_all_reduce
+from gpudesk.core.estimate.kernels import AllReduceCurve, GemmCurve
 from gpudesk.core.paths import bundled_data_dir
 
 CURVE_FIELDS = ("efficiency", "bandwidth_share", "fixed_us", "k_half", "tile_m", "tile_n", "units", "prepass_bytes")
@@ -26,9 +26,33 @@ def kernels_dir(data_dir: Path | None = None) -> Path:
     return (data_dir or bundled_data_dir()) / "kernels"
 
 
-def read_tables(data_dir: Path | None = None) -> list[dict]:
+def read_tables(data_dir: Path | None = None, kind: str = "table") -> list[dict]:
+    """The [[table]] (GEMM) or [[collective]] (all-reduce) entries of tables.toml."""
     with (kernels_dir(data_dir) / "tables.toml").open("rb") as handle:
-        return tomllib.load(handle)["table"]
+        return tomllib.load(handle).get(kind, [])
+
+
+def read_all_reduce_rows(data_dir: Path | None = None) -> dict[tuple[str, int], list[tuple[int, float]]]:
+    """All-reduce rows by (table id, GPU count): (bytes, seconds)."""
+    out: dict[tuple[str, int], list] = {}
+    with (kernels_dir(data_dir) / "allreduce.csv").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            out.setdefault((row["table"], int(row["gpus"])), []).append(
+                (int(row["bytes"]), float(row["latency_ms"]) * 1e-3))
+    return out
+
+
+def refit_all_reduce(data_dir: Path | None = None) -> list[dict]:
+    """Every all-reduce table's line, fitted per GPU count."""
+    tables = {t["id"]: t for t in read_tables(data_dir, "collective")}
+    out = []
+    for (table_id, gpus), rows in sorted(read_all_reduce_rows(data_dir).items()):
+        table = tables[table_id]
+        latency, bus, rms = fit_all_reduce(rows, gpus)
+        out.append({"table": table_id, "device": table["device"], "kind": table["kind"], "fabric": table["fabric"],
+                    "gpus": gpus,
+                    "latency_us": latency, "bus_gbs": bus, "rms_log_error": rms, "rows": len(rows)})
+    return out
 
 
 def read_rows(data_dir: Path | None = None) -> dict[str, list[tuple[int, int, int, float]]]:
@@ -70,14 +94,24 @@ def refit(data_dir: Path | None = None) -> list[dict]:
     return out
 
 
-def write_curves(curves: list[dict], data_dir: Path | None = None) -> Path:
+def write_curves(curves: list[dict], data_dir: Path | None = None, all_reduce: list[dict] = ()) -> Path:
     path = kernels_dir(data_dir) / "curves.toml"
     lines = ["# GEMM curves fitted to the tables in tables.toml (python -m gpudesk.core.kernel_tables writes this",
              "# file; tests/test_kernel_curves.py checks it against a fresh fit). Units: fixed_us in microseconds,",
              "# k_half in steps of K, prepass_bytes per M x K element; rms_log_error is the fit's root mean square",
              "# of ln(curve time / measured time) over the table's rows.", ""]
-    for c in curves:
-        lines.append("[[curve]]")
+    for header, entries in (("[[curve]]", curves), ("[[allreduce]]", all_reduce)):
+        lines.extend(_entries(header, entries))
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("\n".join(lines))
+    tmp.replace(path)
+    return path
+
+
+def _entries(header: str, entries) -> list[str]:
+    lines = []
+    for c in entries:
+        lines.append(header)
         for key, value in c.items():
             if isinstance(value, bool):
                 lines.append(f"{key} = {'true' if value else 'false'}")
@@ -88,10 +122,7 @@ def write_curves(curves: list[dict], data_dir: Path | None = None) -> Path:
             else:
                 lines.append(f'{key} = "{value}"')
         lines.append("")
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("\n".join(lines))
-    tmp.replace(path)
-    return path
+    return lines
 
 
 @functools.lru_cache(maxsize=4)
@@ -113,9 +144,28 @@ def curves_by_device(data_dir: Path | None = None) -> dict[str, dict[str, GemmCu
     return out
 
 
+@functools.lru_cache(maxsize=4)
+def all_reduce_by_device(data_dir: Path | None = None) -> dict[str, tuple[AllReduceCurve, ...]]:
+    """{device id: (AllReduceCurve, ...)} from curves.toml's [[allreduce]] entries."""
+    path = kernels_dir(data_dir) / "curves.toml"
+    if not path.is_file():
+        return {}
+    with path.open("rb") as handle:
+        rows = tomllib.load(handle).get("allreduce", [])
+    out: dict[str, list] = {}
+    for row in rows:
+        out.setdefault(row["device"], []).append(AllReduceCurve(row["gpus"], row["latency_us"], row["bus_gbs"],
+                                                                row["kind"], row["fabric"]))
+    return {k: tuple(v) for k, v in out.items()}
+
+
 if __name__ == "__main__":
     fitted = refit()
     for c in fitted:
         print(f"{c['table']:28} efficiency {c['efficiency']:.3f}, rms {c['rms_log_error']:.3f}")
-    print(write_curves(fitted))
+    reduced = refit_all_reduce()
+    for c in reduced:
+        print(f"{c['table']:32} {c['gpus']} GPUs: {c['latency_us']:.1f} us + bytes at {c['bus_gbs']:.0f} GB/s, "
+              f"rms {c['rms_log_error']:.3f}")
+    print(write_curves(fitted, all_reduce=reduced))
     sys.exit(0)

@@ -117,6 +117,8 @@ WORKLOAD = {
     "max_batch": F("int", minimum=1, maximum=10_000_000),
     "runtime": F("choice", choices=RUNTIMES),
     "server": F("choice", choices=server_ids()),
+    "ttft_s_max": F("number", minimum=0, exclusive_min=True, maximum=3600),
+    "tokens_per_s_per_user_min": F("number", minimum=0, exclusive_min=True, maximum=1_000_000),
 }
 CLUSTER_ENTRY = {
     "item": F("str"),

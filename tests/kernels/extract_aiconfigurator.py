@@ -1,4 +1,4 @@
-"""Rebuild data/kernels/gemm.csv from AIConfigurator's measured GEMM tables (maintainers only).
+"""Rebuild data/kernels/gemm.csv and allreduce.csv from AIConfigurator's measured tables (maintainers only).
 
 AIConfigurator (github.com/ai-dynamo/aiconfigurator, Apache-2.0) publishes per-GPU operator
 timings as Parquet files under aic-core/src/aiconfigurator_core/systems/data/<gpu>/gemm/<framework>/
@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 TABLES = ROOT / "data" / "kernels" / "tables.toml"
 OUT = ROOT / "data" / "kernels" / "gemm.csv"
+OUT_ALLREDUCE = ROOT / "data" / "kernels" / "allreduce.csv"
 
 # The sub-grid: powers of two from 1 to 32,768 rows plus one row past each of 128, 256 and 1,024
 # (where tile quantisation shows), and widths and depths from 256 to 65,536.
@@ -49,6 +50,22 @@ def main(clone: str) -> int:
         out.writerow(("table", "m", "n", "k", "latency_ms"))
         out.writerows(rows)
     print(f"{len(rows)} rows -> {OUT}")
+    collectives = []
+    for table in spec.get("collective", []):
+        blob = subprocess.run(["git", "-C", clone, "show", f"{table['commit']}:{table['path']}"],
+                              check=True, capture_output=True).stdout
+        df = pd.read_parquet(io.BytesIO(blob))
+        dtype = "nccl_dtype" if "nccl_dtype" in df.columns else "allreduce_dtype"
+        df = df[(df.op_name == table["op"]) & df[dtype].isin(("half", "bfloat16"))]
+        if "backend" in df.columns:  # vLLM's custom all-reduce as served: replayed in a CUDA graph
+            df = df[df.backend == "vllm_graph"]
+        for r in df.sort_values(["num_gpus", "message_size"]).itertuples():
+            collectives.append((table["id"], int(r.num_gpus), int(r.message_size) * 2, f"{float(r.latency):.6g}"))
+    with OUT_ALLREDUCE.open("w", newline="") as handle:
+        out = csv.writer(handle, lineterminator="\n")
+        out.writerow(("table", "gpus", "bytes", "latency_ms"))
+        out.writerows(collectives)
+    print(f"{len(collectives)} rows -> {OUT_ALLREDUCE}")
     return 0
 
 

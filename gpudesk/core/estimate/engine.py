@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpudesk.core.estimate.cost import break_even, cost
+from gpudesk.core.estimate.cost import break_even, cost, usd_per_hour
 from gpudesk.core.estimate.embodied import apply_embodied
+from gpudesk.core.estimate.frontier import enrich
 from gpudesk.core.estimate.inference import infer
 from gpudesk.core.estimate.power import apply_power
 from gpudesk.core.estimate.training import train
@@ -59,6 +60,9 @@ def estimate(inp: EstimateInput) -> Estimate:
     apply_power(inp, groups, result)
     apply_embodied(inp, groups, result)
     result.cost = cost(inp, groups, result, estimate)
+    if result.serving.get("curve"):
+        enrich(result.serving["curve"], usd_per_hour(inp, groups, result),
+               result.power_w.likely if result.power_w is not None else None)
     result.workload = inp.workload
     return result
 

@@ -3,7 +3,10 @@ timed in three cases, explained in words (the physics is in serving.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gpudesk.core.estimate import constants as C
+from gpudesk.core.estimate.frontier import frontier, operating_point, points
 from gpudesk.core.estimate.memory import capacity_basis, capacity_gb
 from gpudesk.core.estimate.model import describe, shape_of
 from gpudesk.core.estimate.profiles import profile_of
@@ -108,6 +111,11 @@ def infer(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
     elif peak_note:
         notes.append(Finding("peak_fallback", peak_note + ".", {}))
     factors = tuple(f * C.FITTED_SCALE["inference"] for f in _factors(inp, device, notes))
+    curve = [] if reasons else frontier(points(w, s, device, topo, engine_rates(device, w.precision, 1,
+                                                                              profile_of(device).spread),
+                                               factors, devices))
+    if curve and (w.ttft_s_max or w.tokens_per_s_per_user_min):
+        inp, w = _at_operating_point(inp, curve, notes)
     best = _best(inp, s, device, topo, factors) if not reasons else None
     if best is None:
         if reasons:
@@ -119,7 +127,33 @@ def infer(inp: EstimateInput, groups: tuple[NodeGroup, ...]) -> Estimate:
     spread = profile_of(device).spread
     cases = [serve(w, s, device, topo, best.layout, engine_rates(device, w.precision, c, spread), *factors)
              if c != 1 else best for c in CASES]
-    return _estimate(inp, s, device, topo, cases, peak, reasons, notes, assumptions)
+    est = _estimate(inp, s, device, topo, cases, peak, reasons, notes, assumptions)
+    est.serving["curve"] = curve
+    return est
+
+
+def _at_operating_point(inp: EstimateInput, curve: list[dict], notes: list[Finding]):
+    """The workload at the curve's best point that meets its latency targets (its concurrency and
+    layout), or at the closest point with a note saying the targets are not met."""
+    w = inp.workload
+    point, met = operating_point(curve, w.ttft_s_max, w.tokens_per_s_per_user_min)
+    targets = ", ".join(t for t in (
+        f"time to first token at most {w.ttft_s_max:g} s" if w.ttft_s_max else "",
+        f"at least {w.tokens_per_s_per_user_min:g} tokens/s per user" if w.tokens_per_s_per_user_min else "") if t)
+    values = {"concurrency": point["concurrency"], "ttft_s": point["ttft_s"],
+              "tokens_per_s_per_user": point["tokens_per_s_per_user"], "layout": point["layout"]}
+    if met:
+        notes.append(Finding("latency_targets_met", f"Operating point chosen for the targets ({targets}): "
+                             f"{point['concurrency']:,} concurrent requests on {point['layout']}, the highest throughput "
+                             f"that meets them ({point['ttft_s']:.2f} s to first token, "
+                             f"{point['tokens_per_s_per_user']:.1f} tokens/s per user).", values))
+    else:
+        notes.append(Finding("latency_target_missed", f"No operating point meets the targets ({targets}). The closest: "
+                             f"{point['concurrency']:,} concurrent requests on {point['layout']}, "
+                             f"{point['ttft_s']:.2f} s to first token and {point['tokens_per_s_per_user']:.1f} "
+                             "tokens/s per user; it is the point shown.", values))
+    w = replace(w, concurrency=point["concurrency"], tp=point["tp"], pp=point["pp"])
+    return replace(inp, workload=w), w
 
 
 def _range(values, spread: float = 0.0) -> Range:

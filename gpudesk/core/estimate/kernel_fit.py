@@ -76,3 +76,19 @@ def fit(rows, peak_flops: float, bandwidth_bytes_s: float, precision: str, units
         best = _descend(best, rows, peak_flops, bandwidth_bytes_s, precision)
         best_loss = loss(best, rows, peak_flops, bandwidth_bytes_s, precision)
     return best, math.sqrt(best_loss)
+
+
+def fit_all_reduce(rows, gpus: int) -> tuple[float, float, float]:
+    """(latency µs, bus GB/s, RMS log error) of the all-reduce line t = latency + bus bytes / bandwidth
+    that best explains `rows` [(bytes, seconds)] on `gpus` devices (mean squared log error)."""
+    from gpudesk.core.estimate.kernels import AllReduceCurve
+
+    def err(latency: float, bus: float) -> float:
+        c = AllReduceCurve(gpus, latency, bus)
+        return sum(math.log(c.seconds(b) / t) ** 2 for b, t in rows) / max(1, len(rows))
+
+    latency, bus = 10.0, 100.0
+    for _ in range(6):
+        latency = _golden(lambda v, bus=bus: err(v, bus), 0.5, 200.0)
+        bus = _golden(lambda v, latency=latency: err(latency, v), 1.0, 2000.0)
+    return latency, bus, math.sqrt(err(latency, bus))

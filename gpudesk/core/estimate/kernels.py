@@ -18,6 +18,7 @@ The curve is a roofline with the losses GEMM libraries are known for:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -114,7 +115,14 @@ def datasheet_curve(efficiency: float, bandwidth_share: float, fixed_us: float, 
 def shape_factor(curve: GemmCurve, shapes, peak_flops: float, bandwidth_bytes_s: float, precision: str = "bf16",
                  compute_only: bool = False) -> float:
     """What these products reach together, relative to the reference product on the same curve
-    (1.0 for large squares; less for narrow, short or skinny ones; above 1 is clipped)."""
+    (1.0 for large squares; less for narrow, short or skinny ones; above 1 is clipped). Remembered:
+    the planners ask for the same few shapes many times."""
+    return _shape_factor(curve, tuple(tuple(s) for s in shapes), peak_flops, bandwidth_bytes_s, precision, compute_only)
+
+
+@functools.lru_cache(maxsize=65536)
+def _shape_factor(curve: GemmCurve, shapes: tuple, peak_flops: float, bandwidth_bytes_s: float, precision: str,
+                  compute_only: bool) -> float:
     def rate(items) -> float:
         flops = seconds = 0.0
         for m, n, k in items:
@@ -127,3 +135,29 @@ def shape_factor(curve: GemmCurve, shapes, peak_flops: float, bandwidth_bytes_s:
 
     reference = rate([REFERENCE])
     return min(1.0, rate(shapes) / reference) if reference > 0 else 1.0
+
+
+@dataclass(frozen=True)
+class AllReduceCurve:
+    """An all-reduce inside one fast domain on `gpus` devices, fitted to a measured table: a fixed
+    latency per call and the bus bandwidth its messages move at (the ring's 2·(g−1)/g of the
+    message per device, as nccl-tests counts "busbw")."""
+
+    gpus: int
+    latency_us: float
+    bus_gbs: float
+    kind: str = "nccl"  # nccl | custom (a serving engine's own all-reduce, replayed in a CUDA graph)
+    fabric: str = "nvlink"  # the link family it was measured over (nvlink | pcie)
+
+    def seconds(self, nbytes: float) -> float:
+        if nbytes <= 0:
+            return 0.0
+        bus = 2.0 * (self.gpus - 1) / self.gpus * nbytes
+        return self.latency_us * 1e-6 + bus / (self.bus_gbs * 1e9)
+
+
+def measured_all_reduce(curves, gpus: int, nbytes: float, kinds=("nccl",)) -> float | None:
+    """Seconds of an all-reduce of `nbytes` on `gpus` devices of one domain from the device's measured
+    curves of those kinds (the fastest, where a serving engine may use either), or None without one."""
+    times = [c.seconds(nbytes) for c in curves if c.gpus == gpus and c.kind in kinds]
+    return min(times) if times else None

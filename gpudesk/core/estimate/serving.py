@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.comm import place
 from gpudesk.core.estimate.compute import gemm_curve
-from gpudesk.core.estimate.kernels import GemmCurve, shape_factor
+from gpudesk.core.estimate.kernels import GemmCurve, measured_all_reduce, shape_factor
 from gpudesk.core.estimate.memory import capacity_gb, kv_gb_per_sequence, prefill_workspace_gb, serving_weights_gb
 from gpudesk.core.estimate.model import (
     Shape,
@@ -140,6 +140,20 @@ class Serving:
     step_bytes: float = 0.0  # bytes one device reads for one micro-batch (a token reads pp of these in turn)
 
 
+def tp_all_reduce(topo: Topology, tp: int, nbytes: float) -> float:
+    """Seconds of one tensor-parallel all-reduce of `nbytes`: from the all-reduces measured on this
+    hardware where the group sits in one fast domain (a serving engine uses the faster of NCCL and its
+    own), else latency hops and the link's rate (four times that when the group spans domains)."""
+    group = place(tp, 1, topo)
+    if group.domains == 1:
+        measured = measured_all_reduce(topo.all_reduce_curves, tp, nbytes, ("nccl", "custom"))
+        if measured is not None:
+            return measured
+    per_call = topo.intra_latency_s * 2 * math.ceil(math.log2(tp)) + \
+        2 * (tp - 1) / tp * nbytes / (topo.intra_gbs * 1e9)
+    return per_call * (1 if group.domains == 1 else 4)
+
+
 def chunk_tokens(w: Workload) -> int:
     """Tokens one engine step schedules: the server's documented chunk, else the engine's default."""
     return int(w.server_chunk_tokens or C.PREFILL_CHUNK_TOKENS)
@@ -183,10 +197,7 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
         kernels = s.layers * C.KERNELS_PER_LAYER_DECODE * e.kernel_s
     comm = 0.0
     if lay.tp > 1:
-        group = place(lay.tp, 1, topo)
-        per_call = topo.intra_latency_s * 2 * math.ceil(math.log2(lay.tp)) + \
-            2 * (lay.tp - 1) / lay.tp * batch * s.d_model * 2 / (topo.intra_gbs * 1e9)
-        comm = 2 * s.layers * per_call * (1 if group.domains == 1 else 4)
+        comm = 2 * s.layers * tp_all_reduce(topo, lay.tp, batch * s.d_model * 2)
     if lay.pp > 1:
         comm += (lay.pp - 1) * topo.intra_latency_s
     step = lay.pp * max(memory, compute) + kernels + comm + (e.step_overhead_s if server else 0.0)
@@ -219,7 +230,8 @@ def prefill(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, waiti
     kernels = s.layers * C.KERNELS_PER_LAYER_DECODE * e.kernel_s * max(1, math.ceil(tokens / chunk_tokens(w)))
     comm = 0.0
     if lay.tp > 1:
-        comm = 2 * s.layers * 2 * (lay.tp - 1) / lay.tp * tokens * s.d_model * 2 / (topo.intra_gbs * 1e9)
+        chunk = min(tokens, chunk_tokens(w))
+        comm = 2 * s.layers * math.ceil(tokens / chunk) * tp_all_reduce(topo, lay.tp, chunk * s.d_model * 2)
     return max(compute, weights) + kernels + comm, batched / tokens
 
 

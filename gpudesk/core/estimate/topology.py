@@ -29,6 +29,8 @@ class Topology:
     inter_name: str
     intra_assumed: bool
     inter_assumed: bool
+    # all-reduces measured inside the fast domain on this hardware (kernels.AllReduceCurve); () = none
+    all_reduce_curves: tuple = ()
 
     @property
     def domains(self) -> int:
@@ -95,7 +97,19 @@ def topology_of(groups: tuple[NodeGroup, ...]) -> Topology:
         inter_name=named_inter[0].name if named_inter else ("1 Gb Ethernet (assumed)" if nodes > 1 else ""),
         intra_assumed=not named_intra and per_node > 1,
         inter_assumed=not named_inter and nodes > 1,
+        all_reduce_curves=_domain_curves(groups),
     )
+
+
+def _domain_curves(groups: tuple[NodeGroup, ...]) -> tuple:
+    """The measured all-reduce curves of the cluster's fast domains: its device's, measured over the
+    family of link the cluster's nodes use (a table measured over NVLink says nothing of the same GPU
+    joined by PCIe); none when the groups differ in device."""
+    if len({g.device.id for g in groups}) != 1:
+        return ()
+    g = groups[0]
+    family = link_family(g.intra)
+    return tuple(c for c in g.device.all_reduce_curves if c.fabric == family)
 
 
 def slowest_device(groups: tuple[NodeGroup, ...]) -> Device:

@@ -100,6 +100,8 @@ class Device:
     form_factor: str = ""
     # GEMM curves fitted to measured tables (kernels.GemmCurve), by precision ("bf16", "fp8")
     gemm_curves: Mapping[str, object] = field(default_factory=dict)
+    # all-reduce curves measured inside this device's fast domain (kernels.AllReduceCurve), by GPU count
+    all_reduce_curves: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,9 @@ class Workload:
     server_max_batch: int | None = None  # None: only the KV cache limits the running sequences
     server_chunk_tokens: int | None = None
     server_memory_share: float | None = None
+    # latency targets: the answer is the best throughput that meets them (frontier.py)
+    ttft_s_max: float | None = None
+    tokens_per_s_per_user_min: float | None = None
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,18 @@ class LineChart:
 
 
 @dataclass
+class CurveChart:
+    """Curves of (x, y) points, one per option, each with its operating point marked."""
+
+    title: str
+    series: list[tuple[str, list[float], list[float]]]  # (name, xs, ys)
+    x_label: str
+    y_label: str
+    markers: list[tuple[str, float, float]] = field(default_factory=list)  # (label, x, y)
+    caption: str = ""
+
+
+@dataclass
 class Figure:
     path: str  # an SVG (drawn as vectors) or a PNG
     caption: str = ""
@@ -236,4 +248,14 @@ def _charts(comp, kind: str) -> Section:
             caption=f"Repeating the workload {curves['basis']}."))
     elif messages.get("cost"):
         charts.blocks.append(Paragraph(f"Cumulative cost, buying against renting: {messages['cost']}", "note"))
+    serving = getattr(comp, "serving_curves", None) or {}
+    if serving.get("series"):
+        charts.blocks.append(CurveChart(
+            "Throughput against interactivity",
+            [(s["name"], s["xs"], s["ys"]) for s in serving["series"]],
+            "output tokens/s per user", "output tokens/s per GPU",
+            markers=[(s["name"], *s["operating"]) for s in serving["series"] if s.get("operating")],
+            caption="Each curve is the best the serving planner finds at each speed per user (layouts and "
+                    "concurrencies that no other beats on both axes), as InferenceX publishes serving results; "
+                    "a dot is the scenario's own operating point. Up and to the right is better."))
     return charts

@@ -67,6 +67,18 @@ class CompareCharts(QWidget):
         self.crossing_labels: list[pg.TextItem] = []
         self.empty_cost = self._message(self.cost)
 
+        self.serving = self.layout_widget.addPlot(row=2, col=0, colspan=2,
+                                                  axisItems={"left": SIAxis("left"), "bottom": SIAxis("bottom")})
+        self.serving.setTitle("Throughput against interactivity (serving curve)", size="10pt")
+        self.serving.setLabel("bottom", "output tokens/s per user")
+        self.serving.setLabel("left", "output tokens/s per GPU")
+        self.serving.showGrid(x=True, y=True, alpha=0.25)
+        self.serving_legend = self.serving.addLegend(offset=(-10, 5), labelTextSize="8pt")
+        self.serving_curves: list[pg.PlotDataItem] = []
+        self.operating = pg.ScatterPlotItem(size=11, pen=pg.mkPen(theme.hex("marker_edge"), width=1.5))
+        self.serving.addItem(self.operating)
+        self.serving.setVisible(False)
+
     @staticmethod
     def _message(plot) -> pg.TextItem:
         """A sentence in the middle of a plot that has nothing to show."""
@@ -103,6 +115,32 @@ class CompareCharts(QWidget):
         self._show_message(self.value, self.empty_value, messages.get("value", ""))
         self._set_cost(comp.cost_curves)
         self._show_message(self.cost, self.empty_cost, messages.get("cost", "") if not comp.cost_curves.get("series") else "")
+        self._set_serving(getattr(comp, "serving_curves", None) or {})
+
+    def _set_serving(self, curves: dict) -> None:
+        """Each option's serving curve (created once, updated with setData) and its operating point;
+        the plot shows only for serving workloads."""
+        series = curves.get("series", [])
+        self.serving.setVisible(bool(series))
+        while len(self.serving_curves) < len(series):
+            self.serving_curves.append(self.serving.plot([], []))
+        self.serving_legend.clear()
+        spots = []
+        for i, curve in enumerate(self.serving_curves):
+            if i < len(series):
+                s = series[i]
+                curve.setData(s["xs"], s["ys"], pen=pg.mkPen(_brush(i), width=2), symbol="o", symbolSize=4,
+                              symbolBrush=_brush(i), symbolPen=None)
+                curve.setVisible(True)
+                self.serving_legend.addItem(curve, s["name"])
+                if s.get("operating"):
+                    spots.append({"pos": s["operating"], "brush": _brush(i), "data": s["name"]})
+            else:
+                curve.setData([], [])
+                curve.setVisible(False)
+        self.operating.setData(spots)
+        if series:
+            self.serving.enableAutoRange()
 
     def _set_scores(self, bars: dict) -> None:
         metrics = bars.get("metrics", [])

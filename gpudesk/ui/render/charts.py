@@ -8,7 +8,7 @@ import math
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 
-from gpudesk.core.report.content import BarChart, LineChart, ScatterChart
+from gpudesk.core.report.content import BarChart, CurveChart, LineChart, ScatterChart
 from gpudesk.ui import theme
 
 # The print variant of the theme: these charts go on white paper whatever the screen shows.
@@ -221,6 +221,40 @@ def draw_line_chart(p: QPainter, rect: QRectF, chart: LineChart) -> None:
             p.drawText(QPointF(px + 6, py + 12), label)
 
 
+def draw_curve_chart(p: QPainter, rect: QRectF, chart: CurveChart) -> None:
+    top = _title(p, rect, chart.title)
+    if not chart.series:
+        _nothing(p, rect, top, chart.caption or "Nothing to draw: no series.")
+        return
+    legend_h = _legend(p, rect.left(), top, rect.width(), [(name, color(i), "line") for i, (name, _x, _y) in enumerate(chart.series)])
+    plot = QRectF(rect.left() + 62, top + legend_h + 4, rect.width() - 80, rect.bottom() - top - legend_h - 34)
+    all_x = [v for _n, xs, _ys in chart.series for v in xs] or [0.0, 1.0]
+    all_y = [v for _n, _xs, ys in chart.series for v in ys] or [0.0, 1.0]
+    fx, fy = _axes(p, plot, (0.0, max(all_x) * 1.05), (0.0, max(all_y) * 1.05), chart.x_label, chart.y_label)
+    p.save()
+    p.setClipRect(plot)
+    for i, (_name, xs, ys) in enumerate(chart.series):
+        path = QPainterPath()
+        for j, (x, y) in enumerate(zip(xs, ys)):
+            if j == 0:
+                path.moveTo(fx(x), fy(y))
+            else:
+                path.lineTo(fx(x), fy(y))
+        p.setPen(QPen(color(i), 1.6))
+        p.drawPath(path)
+        p.setBrush(QBrush(color(i)))
+        for x, y in zip(xs, ys):
+            p.drawEllipse(QPointF(fx(x), fy(y)), 1.6, 1.6)
+    p.restore()
+    names = [name for name, _x, _y in chart.series]
+    for label, x, y in chart.markers:
+        i = names.index(label) if label in names else 0
+        p.setPen(QPen(INK, 1.0))
+        p.setBrush(QBrush(color(i)))
+        p.drawEllipse(QPointF(fx(x), fy(y)), 4.0, 4.0)
+    p.setBrush(Qt.BrushStyle.NoBrush)
+
+
 def draw_chart(p: QPainter, rect: QRectF, chart) -> None:
     if isinstance(chart, BarChart):
         draw_bar_chart(p, rect, chart)
@@ -228,3 +262,5 @@ def draw_chart(p: QPainter, rect: QRectF, chart) -> None:
         draw_scatter_chart(p, rect, chart)
     elif isinstance(chart, LineChart):
         draw_line_chart(p, rect, chart)
+    elif isinstance(chart, CurveChart):
+        draw_curve_chart(p, rect, chart)

@@ -19,6 +19,7 @@ from gpudesk import APP_DISPLAY_NAME, __version__
 from gpudesk.core.report.content import (
     BarChart,
     Bullets,
+    CurveChart,
     Figure,
     LineChart,
     Paragraph,
@@ -38,7 +39,7 @@ from gpudesk.ui.render.pdf_text import TextBlocks
 
 PAGE_SIZES = {"A4": QPageSize.PageSizeId.A4, "Letter": QPageSize.PageSizeId.Letter}
 RESOLUTION = 72  # one device unit is one point; the PDF keeps text and shapes as vectors anyway
-_CHARTS = (BarChart, ScatterChart, LineChart)
+_CHARTS = (BarChart, ScatterChart, LineChart, CurveChart)
 
 
 def ensure_gui_application():

@@ -1,0 +1,108 @@
+"""The serving planner's throughput–interactivity curve: for every serving layout that fits and a
+ladder of concurrencies, the steady state of continuous batching (serving.serve), reduced to the
+points no other point beats on both axes: output tokens/s per GPU against tokens/s per user. This is
+how InferenceX (SemiAnalysis) publishes serving results, and it is what a latency target picks from:
+the best throughput whose time to first token and speed per user meet the targets.
+
+Each point is a plain dict so that the caller can add what rests on it (cost per million tokens from
+the cluster's cost per hour, tokens per megawatt from its power)."""
+
+from __future__ import annotations
+
+from gpudesk.core.estimate.serving import Layout, layouts, serve
+
+# Concurrencies tried for each layout: powers of two up to the ladder's top, plus the scenario's own.
+LADDER_TOP = 8192
+
+
+def ladder(concurrency: int, cap: int) -> list[int]:
+    top = max(1, min(LADDER_TOP, max(concurrency, cap)))
+    out, c = [], 1
+    while c <= top:
+        out.append(c)
+        c *= 2
+    if concurrency not in out and concurrency <= LADDER_TOP:
+        out.append(concurrency)
+    return sorted(set(out))
+
+
+def points(w, s, device, topo, e, factors, devices: int) -> list[dict]:
+    """Every (layout, concurrency) steady state, as a point of the curve."""
+    from dataclasses import replace
+
+    out = []
+    for lay in layouts(w, s, topo):
+        probe = serve(replace(w, concurrency=1), s, device, topo, lay, e, *factors)
+        if probe is None:
+            continue
+        top = probe.kv_capacity_sequences * lay.replicas
+        for c in ladder(max(1, w.concurrency), top):
+            got = serve(replace(w, concurrency=c), s, device, topo, lay, e, *factors)
+            if got is None or got.output_tokens_per_s <= 0:
+                continue
+            used = lay.tp * lay.pp * lay.replicas
+            out.append({
+                "concurrency": c, "tp": lay.tp, "pp": lay.pp, "replicas": lay.replicas,
+                "layout": f"TP{lay.tp}" + (f" PP{lay.pp}" if lay.pp > 1 else "") + f" × {lay.replicas}",
+                "output_tokens_per_s": got.output_tokens_per_s,
+                "tokens_per_s_per_gpu": got.output_tokens_per_s / max(1, devices),
+                "tokens_per_s_per_user": 1.0 / got.tpot_s if got.tpot_s > 0 else 0.0,
+                "ttft_s": got.ttft_s, "tpot_s": got.tpot_s, "running_batch": got.batch,
+                "devices_used": used,
+            })
+    return out
+
+
+def frontier(candidates: list[dict]) -> list[dict]:
+    """The points no other point beats on both throughput per GPU and speed per user, fastest per
+    user first."""
+    ordered = sorted(candidates, key=lambda p: (-p["tokens_per_s_per_user"], -p["tokens_per_s_per_gpu"]))
+    out: list[dict] = []
+    best = -1.0
+    for p in ordered:
+        if p["tokens_per_s_per_gpu"] > best * (1 + 1e-9):
+            out.append(p)
+            best = p["tokens_per_s_per_gpu"]
+    return out
+
+
+def meets(p: dict, ttft_s_max: float | None, per_user_min: float | None) -> bool:
+    return (ttft_s_max is None or p["ttft_s"] <= ttft_s_max) and \
+        (per_user_min is None or p["tokens_per_s_per_user"] >= per_user_min)
+
+
+def shortfall(p: dict, ttft_s_max: float | None, per_user_min: float | None) -> float:
+    """How far a point is from the targets: the larger of its time to first token over the limit and
+    the speed per user asked over what it gives (1.0 or less: met)."""
+    worst = 0.0
+    if ttft_s_max:
+        worst = max(worst, p["ttft_s"] / ttft_s_max)
+    if per_user_min:
+        worst = max(worst, per_user_min / max(p["tokens_per_s_per_user"], 1e-12))
+    return worst
+
+
+def operating_point(curve: list[dict], ttft_s_max: float | None,
+                    per_user_min: float | None) -> tuple[dict | None, bool]:
+    """(the point with the highest throughput per GPU that meets the targets, True), or, where none
+    does, (the point closest to them, False)."""
+    if not curve:
+        return None, False
+    meeting = [p for p in curve if meets(p, ttft_s_max, per_user_min)]
+    if meeting:
+        return max(meeting, key=lambda p: p["tokens_per_s_per_gpu"]), True
+    return min(curve, key=lambda p: shortfall(p, ttft_s_max, per_user_min)), False
+
+
+def layout_of(p: dict) -> Layout:
+    return Layout(p["tp"], p["pp"], p["replicas"])
+
+
+def enrich(curve: list[dict], usd_per_hour: float | None, power_w: float | None) -> None:
+    """Add what rests on each point's throughput: dollars per million output tokens at the cluster's
+    cost per hour, and output tokens per second per megawatt of the cluster's power (None where that
+    is unknown)."""
+    for p in curve:
+        tokens_per_hour = p["output_tokens_per_s"] * 3600.0
+        p["usd_per_million_tokens"] = usd_per_hour / tokens_per_hour * 1e6 if usd_per_hour and tokens_per_hour else None
+        p["tokens_per_s_per_mw"] = p["output_tokens_per_s"] / (power_w / 1e6) if power_w else None
