@@ -185,3 +185,63 @@ def test_every_all_reduce_curve_is_rebuilt_from_its_table():
         assert c["rms_log_error"] < 0.35, c["table"]
     h100 = all_reduce_by_device()["h100-sxm5-80gb"]
     assert {(c.kind, c.gpus) for c in h100} == {(k, g) for k in ("nccl", "custom") for g in (2, 4, 8)}
+
+
+# ----------------------------------------------------------------------------- decode attention
+def test_decode_attention_streams_the_cache_and_pays_per_call_and_per_sequence():
+    from gpudesk.core.estimate.kernels import DecodeAttentionCurve
+
+    c = DecodeAttentionCurve("bf16", fixed_us=12.0, per_sequence_us=0.05, bandwidth_share=0.8, flops_share=0.5)
+    # 64 sequences × 2,048 cached tokens × 8 KV heads × 128 × K and V × 2 bytes
+    kv = 64 * 2048 * 8 * 128 * 2 * 2
+    assert c.seconds(64, 2048, 64, 8, 128, 3.35e12, 989e12) == pytest.approx(12e-6 + 64 * 0.05e-6 + kv / (3.35e12 * 0.8))
+    # an FP8 cache moves half the bytes
+    f = DecodeAttentionCurve("fp8", 12.0, 0.05, 0.8, 0.5)
+    assert f.seconds(64, 2048, 64, 8, 128, 3.35e12, 989e12) == pytest.approx(
+        12e-6 + 64 * 0.05e-6 + kv / 2 / (3.35e12 * 0.8))
+    # where the arithmetic (4 FLOPs per head, element and token) is slower than the stream, it sets the time
+    slow = DecodeAttentionCurve("bf16", 0.0, 0.0, 0.8, 0.0001)
+    flops = 4 * 64 * 2048 * 64 * 128
+    assert slow.seconds(64, 2048, 64, 8, 128, 3.35e12, 989e12) == pytest.approx(flops / (989e12 * 0.0001))
+    assert c.seconds(0, 2048, 64, 8, 128, 3.35e12, 989e12) == 0.0
+
+
+def test_decoding_reads_its_cache_through_the_measured_attention_where_there_is_one():
+    from dataclasses import replace
+
+    from gpudesk.core.estimate import serving as SV
+    from gpudesk.core.estimate.kernels import DecodeAttentionCurve
+    from gpudesk.core.estimate.model import shape_of
+    from gpudesk.core.estimate.types import Workload
+
+    w = Workload(kind="infer", params=8e9, layers=32, d_model=4096, heads=32, kv_heads=8, ffn_dim=14336,
+                 gated_ffn=True, vocab=128256, precision="bf16")
+    s = shape_of(w)
+    curve = DecodeAttentionCurve("bf16", 12.0, 0.05, 0.8, 1.0)
+    e = SV.Engine(gemm=1e15, bandwidth=3e12, vector=1e14, kernel_s=0.0, launch_s=0.0, step_overhead_s=0.0,
+                  bandwidth_raw=3.35e12, decode_curves=(curve,), peak16_flops=989e12)
+    lay = SV.Layout(2, 1, 1)
+    got = SV.decode_attention_s(w, s, e, lay, 64, 2048)
+    assert got == pytest.approx(32 * curve.seconds(64, 2048, 16, 4, 128, 3.35e12, 989e12))
+    # an FP8 cache has no curve here: the plain stream is used; so for latent attention and windows
+    assert SV.decode_attention_s(replace(w, kv_bytes_per_element=1.0), s, e, lay, 64, 2048) is None
+    assert SV.decode_attention_s(w, replace(s, attention="mla"), e, lay, 64, 2048) is None
+    assert SV.decode_attention_s(w, replace(s, sliding_window=4096), e, lay, 64, 2048) is None
+    assert SV.decode_attention_s(w, s, replace(e, decode_curves=()), lay, 64, 2048) is None
+
+
+def test_every_decode_attention_curve_is_rebuilt_from_its_table():
+    import tomllib
+
+    from gpudesk.core.kernel_tables import decode_by_device, kernels_dir, refit_decode_attention
+
+    with (kernels_dir() / "curves.toml").open("rb") as handle:
+        stored = {(c["table"], c["kv_dtype"]): c for c in tomllib.load(handle)["decode"]}
+    fresh = refit_decode_attention()
+    assert {(c["table"], c["kv_dtype"]) for c in fresh} == set(stored)
+    for c in fresh:
+        old = stored[(c["table"], c["kv_dtype"])]
+        for f in ("fixed_us", "per_sequence_us", "bandwidth_share", "flops_share"):
+            assert c[f] == pytest.approx(old[f], rel=1e-3, abs=1e-4), (c["table"], f)
+        assert c["rms_log_error"] < 0.25, c["table"]
+    assert {c.kv_dtype for c in decode_by_device()["h100-sxm5-80gb"]} == {"bf16", "fp8"}

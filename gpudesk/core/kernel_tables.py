@@ -15,8 +15,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-from gpudesk.core.estimate.kernel_fit import fit, fit_all_reduce
-from gpudesk.core.estimate.kernels import AllReduceCurve, GemmCurve
+from gpudesk.core.estimate.kernel_fit import fit, fit_all_reduce, fit_decode_attention
+from gpudesk.core.estimate.kernels import AllReduceCurve, DecodeAttentionCurve, GemmCurve
 from gpudesk.core.paths import bundled_data_dir
 
 CURVE_FIELDS = ("efficiency", "bandwidth_share", "fixed_us", "k_half", "tile_m", "tile_n", "units", "prepass_bytes")
@@ -94,13 +94,44 @@ def refit(data_dir: Path | None = None) -> list[dict]:
     return out
 
 
-def write_curves(curves: list[dict], data_dir: Path | None = None, all_reduce: list[dict] = ()) -> Path:
+def read_decode_rows(data_dir: Path | None = None) -> dict[tuple[str, str], list[tuple]]:
+    """Decode-attention rows by (table id, KV dtype): (batch, context, heads, kv heads, head dim, seconds)."""
+    out: dict[tuple[str, str], list] = {}
+    with (kernels_dir(data_dir) / "decode_attention.csv").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            out.setdefault((row["table"], row["kv_dtype"]), []).append(
+                (int(row["batch"]), int(row["context"]), int(row["heads"]), int(row["kv_heads"]),
+                 int(row["head_dim"]), float(row["latency_ms"]) * 1e-3))
+    return out
+
+
+def refit_decode_attention(data_dir: Path | None = None) -> list[dict]:
+    """Every decode-attention table's curve, per KV dtype, against its device's datasheet bandwidth and
+    dense 16-bit peak."""
+    data_dir = data_dir or bundled_data_dir()
+    devices = _accelerators(data_dir)
+    tables = {t["id"]: t for t in read_tables(data_dir, "attention")}
+    out = []
+    for (table_id, dtype), rows in sorted(read_decode_rows(data_dir).items()):
+        device = devices[tables[table_id]["device"]]
+        bandwidth = float(device["mem_bandwidth_gbs"]) * 1e9
+        peak16 = float(device.get("bf16_tflops") or device["fp16_tflops"]) * 1e12
+        curve, rms = fit_decode_attention(rows, dtype, bandwidth, peak16)
+        out.append({"table": table_id, "device": tables[table_id]["device"], "kv_dtype": dtype,
+                    "fixed_us": curve.fixed_us, "per_sequence_us": curve.per_sequence_us,
+                    "bandwidth_share": curve.bandwidth_share, "flops_share": curve.flops_share,
+                    "rms_log_error": rms, "rows": len(rows)})
+    return out
+
+
+def write_curves(curves: list[dict], data_dir: Path | None = None, all_reduce: list[dict] = (),
+                 decode: list[dict] = ()) -> Path:
     path = kernels_dir(data_dir) / "curves.toml"
     lines = ["# GEMM curves fitted to the tables in tables.toml (python -m gpudesk.core.kernel_tables writes this",
              "# file; tests/test_kernel_curves.py checks it against a fresh fit). Units: fixed_us in microseconds,",
              "# k_half in steps of K, prepass_bytes per M x K element; rms_log_error is the fit's root mean square",
              "# of ln(curve time / measured time) over the table's rows.", ""]
-    for header, entries in (("[[curve]]", curves), ("[[allreduce]]", all_reduce)):
+    for header, entries in (("[[curve]]", curves), ("[[allreduce]]", all_reduce), ("[[decode]]", decode)):
         lines.extend(_entries(header, entries))
     tmp = path.with_suffix(".tmp")
     tmp.write_text("\n".join(lines))
@@ -159,6 +190,22 @@ def all_reduce_by_device(data_dir: Path | None = None) -> dict[str, tuple[AllRed
     return {k: tuple(v) for k, v in out.items()}
 
 
+@functools.lru_cache(maxsize=4)
+def decode_by_device(data_dir: Path | None = None) -> dict[str, tuple[DecodeAttentionCurve, ...]]:
+    """{device id: (DecodeAttentionCurve per KV dtype, ...)} from curves.toml's [[decode]] entries."""
+    path = kernels_dir(data_dir) / "curves.toml"
+    if not path.is_file():
+        return {}
+    with path.open("rb") as handle:
+        rows = tomllib.load(handle).get("decode", [])
+    out: dict[str, list] = {}
+    for row in rows:
+        out.setdefault(row["device"], []).append(DecodeAttentionCurve(
+            row["kv_dtype"], row["fixed_us"], row["per_sequence_us"], row["bandwidth_share"], row["flops_share"],
+            basis=f"fitted to {row['rows']} measured decode-attention calls ({row['table']})"))
+    return {k: tuple(v) for k, v in out.items()}
+
+
 if __name__ == "__main__":
     fitted = refit()
     for c in fitted:
@@ -167,5 +214,9 @@ if __name__ == "__main__":
     for c in reduced:
         print(f"{c['table']:32} {c['gpus']} GPUs: {c['latency_us']:.1f} us + bytes at {c['bus_gbs']:.0f} GB/s, "
               f"rms {c['rms_log_error']:.3f}")
-    print(write_curves(fitted, all_reduce=reduced))
+    decoded = refit_decode_attention()
+    for c in decoded:
+        print(f"{c['table']:32} {c['kv_dtype']}: {c['fixed_us']:.1f} us + {c['per_sequence_us']:.3f} us a sequence, "
+              f"KV at {c['bandwidth_share']:.0%} of bandwidth, math at {c['flops_share']:.1%}, rms {c['rms_log_error']:.3f}")
+    print(write_curves(fitted, all_reduce=reduced, decode=decoded))
     sys.exit(0)

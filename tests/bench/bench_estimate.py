@@ -1,12 +1,13 @@
-"""Benchmark (not a test): time of one estimate for a 1-node and a 1,000-node cluster, and of the
-parallelism planner's search from cold for 10,000 and 16,384 GPUs.
+"""Benchmark (not a test): time of one estimate for a 1-node and a 1,000-node cluster, of the
+parallelism planner's search from cold for 10,000 and 16,384 GPUs, and of the serving planner (every
+layout and concurrency of a configuration, its throughput-interactivity curve) from cold.
 
     python tests/bench/bench_estimate.py
 
 Prints medians over many repetitions. Budgets: under 1 ms (1000 us) per estimate once the plan is
 known (the engine remembers the plan while the workload and the cluster's shape are unchanged, so a
 canvas edit that does not change them does not search again); under 20 ms for a cold plan search
-on 10,000 GPUs.
+on 10,000 GPUs; under 50 ms to plan serving one configuration (curve included).
 """
 
 from __future__ import annotations
@@ -98,6 +99,21 @@ def main() -> int:
         print(f"cold_estimate_{label}_ms: {estimate_ms:.1f}  (with the rented alternative's own search; "
               f"{est.breakdown.get('plans_evaluated')} plans timed; chose {est.plan.get('label')}, "
               f"MFU {est.mfu.likely:.0%})")
+
+    # the serving planner from cold (no remembered GEMM shapes): Llama 3.1 70B FP8 on 8 GPUs of three makes
+    from gpudesk.core.estimate import kernels
+
+    served = load_scenario(ROOT / "resources" / "examples" / "llama-70b-fp8-8xh100-mi300x-b200.json")
+    for option in served.options():
+        inp = resolve_option(served, option, catalogue).inputs
+
+        def plan(inp=inp):
+            kernels._shape_factor.cache_clear()
+            return estimate(inp)
+        est = plan()
+        print(f"serving_plan_{option.name.replace(' ', '')}_ms: {median_us(plan, 15) / 1000:.1f}  (warm: "
+              f"{median_us(lambda inp=inp: estimate(inp), 15) / 1000:.1f}; {len(est.serving['curve'])} curve points, "
+              f"chose {est.plan['label']})")
     return 0
 
 

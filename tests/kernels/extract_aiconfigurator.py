@@ -23,6 +23,12 @@ ROOT = Path(__file__).resolve().parents[2]
 TABLES = ROOT / "data" / "kernels" / "tables.toml"
 OUT = ROOT / "data" / "kernels" / "gemm.csv"
 OUT_ALLREDUCE = ROOT / "data" / "kernels" / "allreduce.csv"
+OUT_DECODE = ROOT / "data" / "kernels" / "decode_attention.csv"
+# decode attention's sub-grid: batches, cached tokens (the table's `step`), and per-device head shapes
+# (query heads, KV heads, head size) of Llama 3 8B and 70B sharded 1-8 ways and of a 64-wide-head model
+DECODE_BATCH = (1, 4, 16, 64, 256, 1024)
+DECODE_STEP = (127, 511, 2047, 8191, 32767)
+DECODE_HEADS = ((64, 8, 128), (32, 4, 128), (16, 2, 128), (8, 1, 128), (32, 8, 128), (64, 8, 64))
 
 # The sub-grid: powers of two from 1 to 32,768 rows plus one row past each of 128, 256 and 1,024
 # (where tile quantisation shows), and widths and depths from 256 to 65,536.
@@ -66,6 +72,26 @@ def main(clone: str) -> int:
         out.writerow(("table", "gpus", "bytes", "latency_ms"))
         out.writerows(collectives)
     print(f"{len(collectives)} rows -> {OUT_ALLREDUCE}")
+    decode = []
+    for table in spec.get("attention", []):
+        blob = subprocess.run(["git", "-C", clone, "show", f"{table['commit']}:{table['path']}"],
+                              check=True, capture_output=True).stdout
+        df = pd.read_parquet(io.BytesIO(blob))
+        df = df[(df.kernel_source == table["kernel"]) & df.batch_size.isin(DECODE_BATCH) & df.step.isin(DECODE_STEP)]
+        if "window_size" in df.columns:
+            df = df[df.window_size == 0]
+        shapes = set(DECODE_HEADS)
+        df = df[[(h, kv, d) in shapes for h, kv, d in zip(df.num_heads, df.num_key_value_heads, df.head_dim)]]
+        for r in df.sort_values(["kv_cache_dtype", "num_heads", "num_key_value_heads", "head_dim", "batch_size",
+                                 "step"]).itertuples():
+            dtype = "fp8" if r.kv_cache_dtype == "fp8" else "bf16"
+            decode.append((table["id"], dtype, int(r.batch_size), int(r.step) + 1, int(r.num_heads),
+                           int(r.num_key_value_heads), int(r.head_dim), f"{float(r.latency):.6g}"))
+    with OUT_DECODE.open("w", newline="") as handle:
+        out = csv.writer(handle, lineterminator="\n")
+        out.writerow(("table", "kv_dtype", "batch", "context", "heads", "kv_heads", "head_dim", "latency_ms"))
+        out.writerows(decode)
+    print(f"{len(decode)} rows -> {OUT_DECODE}")
     return 0
 
 

@@ -92,3 +92,25 @@ def fit_all_reduce(rows, gpus: int) -> tuple[float, float, float]:
         latency = _golden(lambda v, bus=bus: err(v, bus), 0.5, 200.0)
         bus = _golden(lambda v, latency=latency: err(latency, v), 1.0, 2000.0)
     return latency, bus, math.sqrt(err(latency, bus))
+
+
+DECODE_BOUNDS = (("fixed_us", 0.0, 60.0), ("per_sequence_us", 0.0, 2.0), ("bandwidth_share", 0.1, 1.0),
+                 ("flops_share", 0.005, 1.0))
+
+
+def fit_decode_attention(rows, kv_dtype: str, bandwidth_bytes_s: float, peak16_flops: float):
+    """The DecodeAttentionCurve that best explains `rows` [(batch, context, heads, kv_heads, head_dim,
+    seconds)] (mean squared log error, coordinate descent from fixed starting values), and its RMS
+    log error."""
+    from gpudesk.core.estimate.kernels import DecodeAttentionCurve
+
+    def err(curve) -> float:
+        return sum(math.log(curve.seconds(b, c, h, kv, d, bandwidth_bytes_s, peak16_flops) / t) ** 2
+                   for b, c, h, kv, d, t in rows) / max(1, len(rows))
+
+    curve = DecodeAttentionCurve(kv_dtype, 10.0, 0.05, 0.7, 0.1)
+    for _ in range(ROUNDS + 2):
+        for name, low, high in DECODE_BOUNDS:
+            best = _golden(lambda v, name=name, curve=curve: err(replace(curve, **{name: v})), low, high)
+            curve = replace(curve, **{name: best})
+    return curve, math.sqrt(err(curve))

@@ -161,3 +161,32 @@ def measured_all_reduce(curves, gpus: int, nbytes: float, kinds=("nccl",)) -> fl
     curves of those kinds (the fastest, where a serving engine may use either), or None without one."""
     times = [c.seconds(nbytes) for c in curves if c.gpus == gpus and c.kind in kinds]
     return min(times) if times else None
+
+
+KV_ELEMENT_BYTES = {"bf16": 2.0, "fp8": 1.0}
+
+
+@dataclass(frozen=True)
+class DecodeAttentionCurve:
+    """One layer's decode attention (each of `batch` sequences' new token against its `context`
+    cached tokens), fitted to a measured table: a fixed cost per call, a cost per sequence (its own
+    blocks and the reduction of split-KV partials), and the slower of streaming the KV cache at a
+    share of the datasheet bandwidth and the arithmetic (QK and PV, 4 FLOPs per head, element and
+    cached token) at a share of the dense 16-bit peak."""
+
+    kv_dtype: str  # bf16 | fp8: the cache's element type
+    fixed_us: float
+    per_sequence_us: float
+    bandwidth_share: float
+    flops_share: float
+    basis: str = ""
+
+    def seconds(self, batch: float, context: float, heads: float, kv_heads: float, head_dim: float,
+                bandwidth_bytes_s: float, peak16_flops: float) -> float:
+        if batch <= 0:
+            return 0.0
+        kv_bytes = batch * context * kv_heads * head_dim * 2.0 * KV_ELEMENT_BYTES.get(self.kv_dtype, 2.0)
+        flops = 4.0 * batch * context * heads * head_dim
+        stream = kv_bytes / (bandwidth_bytes_s * self.bandwidth_share)
+        math_s = flops / (peak16_flops * self.flops_share) if peak16_flops > 0 else 0.0
+        return (self.fixed_us + batch * self.per_sequence_us) * 1e-6 + max(stream, math_s)

@@ -81,6 +81,9 @@ class Engine:
     peak_flops: float = 0.0
     bandwidth_raw: float = 0.0
     gemm_precision: str = "bf16"
+    decode_curves: tuple = ()  # measured decode-attention curves (kernels.DecodeAttentionCurve) by KV dtype
+    bandwidth_case: float = 1.0  # the case's factor on memory speed (pessimistic, likely, optimistic)
+    peak16_flops: float = 0.0
 
     def shape(self, shapes, compute_only: bool = False) -> float:
         """The curve's shape factor for these products (1.0 without a curve)."""
@@ -109,7 +112,27 @@ def engine_rates(device: Device, precision: str, case: int, spread: float) -> En
         peak_flops=(peak or 0.0) * 1e12,
         bandwidth_raw=max(1.0, (device.mem_bandwidth_gbs or 0.0) * 1e9),
         gemm_precision="fp8" if precision == "fp8" else "bf16",
+        decode_curves=tuple(device.decode_attention_curves),
+        bandwidth_case=bw_case,
+        peak16_flops=(device.peak_tflops.get("bf16") or device.peak_tflops.get("fp16") or 0.0) * 1e12,
     )
+
+
+def decode_attention_s(w: Workload, s: Shape, e: Engine, lay: Layout, micro: int, context: float) -> float | None:
+    """Seconds one pipeline stage spends in decode attention for one micro-batch, from the attention
+    measured on this device for the cache's element type; None where there is no such table or the
+    model's attention is not what it measured (multi-head latent attention, sliding windows)."""
+    if not e.decode_curves or s.attention == "mla" or s.sliding_window:
+        return None
+    element = w.kv_bytes_per_element or C.KV_BYTES.get(w.precision, 2.0)
+    dtype = "fp8" if element <= 1.0 else "bf16"
+    curve = next((c for c in e.decode_curves if c.kv_dtype == dtype), None)
+    if curve is None:
+        return None
+    heads, kv_heads = s.heads / lay.tp, max(1.0, s.kv_heads / lay.tp)
+    per_layer = curve.seconds(micro, context, heads, kv_heads, s.head_dim, e.bandwidth_raw * e.bandwidth_case,
+                              e.peak16_flops)
+    return per_layer * s.layers / lay.pp
 
 
 @dataclass(frozen=True)
@@ -180,7 +203,11 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     params_read = (s.params - experts) + experts * touched
     weights = params_read * weight_bytes_per_param(w) / split
     kv = batch * kv_gb_per_sequence(w, s, context, lay.tp, lay.pp) * 1e9
-    memory = (weights + kv / in_flight) / e.bandwidth  # a stage's read for one micro-batch
+    attention = decode_attention_s(w, s, e, lay, micro, context)
+    if attention is None:
+        memory = (weights + kv / in_flight) / e.bandwidth  # a stage's read for one micro-batch
+    else:  # the weights stream; the cache goes through the attention kernel as measured
+        memory = weights / e.bandwidth + attention
     if (is_quantised(w.precision) or w.precision == "int8") and e.compute_known:
         dequant = params_read / split * C.DEQUANT_OPS_PER_WEIGHT.get(w.precision, 4.0) / e.vector
         memory = max(memory, dequant) + C.DEQUANT_OVERLAP * min(memory, dequant)

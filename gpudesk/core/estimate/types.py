@@ -102,6 +102,8 @@ class Device:
     gemm_curves: Mapping[str, object] = field(default_factory=dict)
     # all-reduce curves measured inside this device's fast domain (kernels.AllReduceCurve), by GPU count
     all_reduce_curves: tuple = ()
+    # decode attention measured on this device (kernels.DecodeAttentionCurve), by KV-cache element type
+    decode_attention_curves: tuple = ()
 
 
 @dataclass(frozen=True)
