@@ -245,3 +245,21 @@ def test_every_decode_attention_curve_is_rebuilt_from_its_table():
             assert c[f] == pytest.approx(old[f], rel=1e-3, abs=1e-4), (c["table"], f)
         assert c["rms_log_error"] < 0.25, c["table"]
     assert {c.kv_dtype for c in decode_by_device()["h100-sxm5-80gb"]} == {"bf16", "fp8"}
+
+
+def test_an_estimate_says_where_its_kernel_times_come_from(catalogue):
+    from gpudesk.core.resolve import estimate_scenario
+    from gpudesk.core.scenario import parse_scenario
+
+    def said(item):
+        doc = {"gpudesk_scenario": 1, "name": "t", "cluster": [{"item": item, "per_node": 8, "nodes": 1}],
+               "workload": {"kind": "infer", "model": "llama-3.1-70b", "precision": "fp8", "concurrency": 32}}
+        return "\n".join(estimate_scenario(parse_scenario(doc, "t"), catalogue).assumptions)
+
+    h100 = said("h100-sxm5-80gb")
+    assert "fitted to 1197 measured products (h100_sxm-vllm0.24.0-fp8" in h100
+    assert "all-reduces timed by message size" in h100 and "(2, 4, 8 GPUs, AIConfigurator)" in h100
+    assert "Decode attention timed from measurements on H100" in h100
+    mi300x = said("mi300x")
+    assert "no measured table: AMD Instinct CDNA 3's large-product share, 304 units" in mi300x
+    assert "all-reduces timed" not in mi300x and "Decode attention timed" not in mi300x

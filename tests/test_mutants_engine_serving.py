@@ -658,7 +658,9 @@ def test_the_assumptions_and_notes_say_how_requests_are_served():
         "Decoding reads the weights a step touches (16.00 GB per device) and each running sequence's KV cache once per "
         "step at 88% of 3,350 GB/s (NVIDIA Hopper (data centre)), plus 14 kernels per layer at 3 µs each.",
         "H100 SXM: 80 GiB (85.5 GB visible), less 1.5 GB for the runtime and 5% for allocator fragmentation = 79.8 GB "
-        "usable."]
+        "usable.",
+        "Matrix multiplications timed by shape (M, N, K: tiles, waves, short-K ramp, memory side): no measured table: "
+        "NVIDIA Hopper (data centre)'s large-product share, assumed units, the fitted tables' median ramp."]
     q4 = _infer(replace(LLAMA8, precision="q4"))
     assert q4.assumptions[1].endswith("3 µs each; quantised weights are dequantised on the vector units.")
     assert _infer(replace(LLAMA8, precision="int8")).assumptions[1].endswith("dequantised on the vector units.")

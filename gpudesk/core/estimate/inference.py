@@ -229,6 +229,7 @@ def _assumptions(w, s, device, m: Serving) -> list[str]:
         + ("; quantised weights are dequantised on the vector units." if w.precision in C.QUANTISED + ("int8",) else "."),
         capacity_basis(device) + ".",
     ]
+    out.extend(kernel_sources(w, s, device))
     if users > 1:
         out.append(
             f"Continuous batching (Orca, vLLM): {m.batch} of {users} concurrent requests run per replica "
@@ -237,6 +238,20 @@ def _assumptions(w, s, device, m: Serving) -> list[str]:
             f"of memory for weights and KV cache and runs "
             + (f"at most {int(w.max_batch or w.server_max_batch)} sequences." if (w.max_batch or w.server_max_batch)
                else "as many sequences as the KV cache holds."))
+    return out
+
+
+def kernel_sources(w, s, device) -> list[str]:
+    """Where the kernel times by shape come from: the device's measured tables, or its datasheet."""
+    curve = engine_rates(device, w.precision, 1, 1.0).curve
+    out = [f"Matrix multiplications timed by shape (M, N, K: tiles, waves, short-K ramp, memory side): {curve.basis}."]
+    kinds = {(c.kind, c.gpus) for c in device.all_reduce_curves}
+    if kinds:
+        out.append("Tensor-parallel all-reduces timed by message size from NCCL and vLLM's custom all-reduce measured "
+                   f"on {device.name} ({', '.join(str(g) for g in sorted({g for _k, g in kinds}))} GPUs, AIConfigurator).")
+    if device.decode_attention_curves and s.attention != "mla" and not s.sliding_window:
+        out.append(f"Decode attention timed from measurements on {device.name} (AIConfigurator): a fixed cost per call, a "
+                   "cost per sequence, and the KV cache streamed at the measured share of the bandwidth.")
     return out
 
 

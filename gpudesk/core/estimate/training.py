@@ -305,7 +305,10 @@ def _assumptions(setup: Setup, best: StepResult, found: SearchResult, cap: float
            "through memory), ")
         + f"element-wise work at {_sig(r.bandwidth / 1e9)} GB/s, {r.kernel_s * 1e6:g} µs per kernel.",
         capacity_basis(dev) + f"; this plan uses {total_gb(best.memory_gb):.1f} GB.",
+        f"Matrix multiplications timed by their shapes (M, N, K: tiles, waves, short-K ramp, memory side) relative "
+        f"to the large-GEMM rate: {(r.curve or r.curve16).basis}." if (r.curve or r.curve16) else "",
     ]
+    out = [line for line in out if line]
     if plan.pp > 1:
         out.append(f"Pipeline bubble (p−1)/(m·v) = ({plan.pp}−1)/({plan.micro_batches}·{plan.vpp}) of the compute "
                    "(interleaved 1F1B, Narayanan et al. 2021); stages hold whole layers, the last also the output head.")

@@ -241,6 +241,7 @@ def draw_curve_chart(p: QPainter, rect: QRectF, chart: CurveChart) -> None:
             else:
                 path.lineTo(fx(x), fy(y))
         p.setPen(QPen(color(i), 1.6))
+        p.setBrush(Qt.BrushStyle.NoBrush)  # a curve, not a filled shape
         p.drawPath(path)
         p.setBrush(QBrush(color(i)))
         for x, y in zip(xs, ys):
