@@ -110,6 +110,24 @@ def test_charts_show_every_option(view):
     assert len(charts.crossings.data) == 1
 
 
+def test_a_serving_comparison_draws_each_options_curve_and_operating_point(view, qtbot):
+    assert not view.tabs.currentIndex() == 1 or view.charts is None or not view.charts.serving.isVisible()
+    view.load_path(EXAMPLES / "llama-70b-fp8-8xh100-mi300x-b200.json", as_preset=True)
+    view.tabs.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: view.charts is not None and view.charts.serving.isVisible(), timeout=5000)
+    charts = view.charts
+    series = view.comparison.serving_curves["series"]
+    drawn = [c for c in charts.serving_curves if c.isVisible()]
+    assert len(drawn) == 3
+    for curve, s in zip(drawn, series):
+        xs, ys = curve.getData()
+        assert list(xs) == pytest.approx(s["xs"]) and list(ys) == pytest.approx(s["ys"])
+    assert len(charts.operating.data) == 3
+    # back to a training question: the serving plot hides
+    view.load_path(EXAMPLES / "nanochat-8xh100-rented-vs-dgx-spark.json", as_preset=True)
+    qtbot.waitUntil(lambda: not charts.serving.isVisible(), timeout=5000)
+
+
 def test_prices_as_of_a_past_date_and_the_embodied_switch(view, qtbot):
     from PySide6.QtCore import QDate
 

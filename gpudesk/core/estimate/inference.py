@@ -229,7 +229,7 @@ def _assumptions(w, s, device, m: Serving) -> list[str]:
         + ("; quantised weights are dequantised on the vector units." if w.precision in C.QUANTISED + ("int8",) else "."),
         capacity_basis(device) + ".",
     ]
-    out.extend(kernel_sources(w, s, device))
+    out.extend(kernel_sources(w, s, device, m.layout.tp))
     if users > 1:
         out.append(
             f"Continuous batching (Orca, vLLM): {m.batch} of {users} concurrent requests run per replica "
@@ -241,12 +241,13 @@ def _assumptions(w, s, device, m: Serving) -> list[str]:
     return out
 
 
-def kernel_sources(w, s, device) -> list[str]:
-    """Where the kernel times by shape come from: the device's measured tables, or its datasheet."""
+def kernel_sources(w, s, device, tp: int = 1) -> list[str]:
+    """Where the kernel times by shape come from: the device's measured tables, or its datasheet
+    (all-reduces only where the layout splits the model over devices)."""
     curve = engine_rates(device, w.precision, 1, 1.0).curve
     out = [f"Matrix multiplications timed by shape (M, N, K: tiles, waves, short-K ramp, memory side): {curve.basis}."]
     kinds = {(c.kind, c.gpus) for c in device.all_reduce_curves}
-    if kinds:
+    if kinds and tp > 1:
         out.append("Tensor-parallel all-reduces timed by message size from NCCL and vLLM's custom all-reduce measured "
                    f"on {device.name} ({', '.join(str(g) for g in sorted({g for _k, g in kinds}))} GPUs, AIConfigurator).")
     if device.decode_attention_curves and s.attention != "mla" and not s.sliding_window:

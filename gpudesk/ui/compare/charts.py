@@ -73,7 +73,7 @@ class CompareCharts(QWidget):
         self.serving.setLabel("bottom", "output tokens/s per user")
         self.serving.setLabel("left", "output tokens/s per GPU")
         self.serving.showGrid(x=True, y=True, alpha=0.25)
-        self.serving_legend = self.serving.addLegend(offset=(-10, 5), labelTextSize="8pt")
+        self.serving_legend = self.serving.addLegend(offset=(-10, 5), labelTextSize="8pt", colCount=3)
         self.serving_curves: list[pg.PlotDataItem] = []
         self.operating = pg.ScatterPlotItem(size=11, pen=pg.mkPen(theme.hex("marker_edge"), width=1.5))
         self.serving.addItem(self.operating)
