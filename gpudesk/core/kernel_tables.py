@@ -15,8 +15,8 @@ import sys
 import tomllib
 from pathlib import Path
 
-from gpudesk.core.estimate.kernel_fit import fit, fit_all_reduce, fit_decode_attention
-from gpudesk.core.estimate.kernels import AllReduceCurve, DecodeAttentionCurve, GemmCurve
+from gpudesk.core.estimate.kernel_fit import fit, fit_all_reduce, fit_context_attention, fit_decode_attention
+from gpudesk.core.estimate.kernels import AllReduceCurve, ContextAttentionCurve, DecodeAttentionCurve, GemmCurve
 from gpudesk.core.paths import bundled_data_dir
 
 CURVE_FIELDS = ("efficiency", "bandwidth_share", "fixed_us", "k_half", "tile_m", "tile_n", "units", "prepass_bytes")
@@ -124,14 +124,40 @@ def refit_decode_attention(data_dir: Path | None = None) -> list[dict]:
     return out
 
 
+def read_context_rows(data_dir: Path | None = None) -> dict[str, list[tuple]]:
+    """Context-attention rows by table id: (batch, seq, heads, head dim, seconds)."""
+    out: dict[str, list] = {}
+    with (kernels_dir(data_dir) / "context_attention.csv").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            out.setdefault(row["table"], []).append((int(row["batch"]), int(row["seq"]), int(row["heads"]),
+                                                     int(row["head_dim"]), float(row["latency_ms"]) * 1e-3))
+    return out
+
+
+def refit_context_attention(data_dir: Path | None = None) -> list[dict]:
+    """Every context-attention table's curve, against its device's dense 16-bit peak."""
+    data_dir = data_dir or bundled_data_dir()
+    devices = _accelerators(data_dir)
+    tables = {t["id"]: t for t in read_tables(data_dir, "prefill")}
+    out = []
+    for table_id, rows in sorted(read_context_rows(data_dir).items()):
+        device = devices[tables[table_id]["device"]]
+        peak16 = float(device.get("bf16_tflops") or device["fp16_tflops"]) * 1e12
+        curve, rms = fit_context_attention(rows, peak16)
+        out.append({"table": table_id, "device": tables[table_id]["device"], "efficiency": curve.efficiency,
+                    "seq_half": curve.seq_half, "fixed_us": curve.fixed_us, "rms_log_error": rms, "rows": len(rows)})
+    return out
+
+
 def write_curves(curves: list[dict], data_dir: Path | None = None, all_reduce: list[dict] = (),
-                 decode: list[dict] = ()) -> Path:
+                 decode: list[dict] = (), context: list[dict] = ()) -> Path:
     path = kernels_dir(data_dir) / "curves.toml"
     lines = ["# GEMM curves fitted to the tables in tables.toml (python -m gpudesk.core.kernel_tables writes this",
              "# file; tests/test_kernel_curves.py checks it against a fresh fit). Units: fixed_us in microseconds,",
              "# k_half in steps of K, prepass_bytes per M x K element; rms_log_error is the fit's root mean square",
              "# of ln(curve time / measured time) over the table's rows.", ""]
-    for header, entries in (("[[curve]]", curves), ("[[allreduce]]", all_reduce), ("[[decode]]", decode)):
+    for header, entries in (("[[curve]]", curves), ("[[allreduce]]", all_reduce), ("[[decode]]", decode),
+                            ("[[context]]", context)):
         lines.extend(_entries(header, entries))
     tmp = path.with_suffix(".tmp")
     tmp.write_text("\n".join(lines))
@@ -206,6 +232,19 @@ def decode_by_device(data_dir: Path | None = None) -> dict[str, tuple[DecodeAtte
     return {k: tuple(v) for k, v in out.items()}
 
 
+@functools.lru_cache(maxsize=4)
+def context_by_device(data_dir: Path | None = None) -> dict[str, ContextAttentionCurve]:
+    """{device id: ContextAttentionCurve} from curves.toml's [[context]] entries."""
+    path = kernels_dir(data_dir) / "curves.toml"
+    if not path.is_file():
+        return {}
+    with path.open("rb") as handle:
+        rows = tomllib.load(handle).get("context", [])
+    return {row["device"]: ContextAttentionCurve(row["efficiency"], row["seq_half"], row["fixed_us"],
+                                                 basis=f"fitted to {row['rows']} measured calls ({row['table']})")
+            for row in rows}
+
+
 if __name__ == "__main__":
     fitted = refit()
     for c in fitted:
@@ -218,5 +257,9 @@ if __name__ == "__main__":
     for c in decoded:
         print(f"{c['table']:32} {c['kv_dtype']}: {c['fixed_us']:.1f} us + {c['per_sequence_us']:.3f} us a sequence, "
               f"KV at {c['bandwidth_share']:.0%} of bandwidth, math at {c['flops_share']:.1%}, rms {c['rms_log_error']:.3f}")
-    print(write_curves(fitted, all_reduce=reduced, decode=decoded))
+    contexts = refit_context_attention()
+    for c in contexts:
+        print(f"{c['table']:32} context: {c['efficiency']:.0%} of peak at long sequences, half at {c['seq_half']:.0f} "
+              f"tokens, {c['fixed_us']:.1f} us a call, rms {c['rms_log_error']:.3f}")
+    print(write_curves(fitted, all_reduce=reduced, decode=decoded, context=contexts))
     sys.exit(0)

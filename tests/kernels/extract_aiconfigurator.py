@@ -29,6 +29,10 @@ OUT_DECODE = ROOT / "data" / "kernels" / "decode_attention.csv"
 DECODE_BATCH = (1, 4, 16, 64, 256, 1024)
 DECODE_STEP = (127, 511, 2047, 8191, 32767)
 DECODE_HEADS = ((64, 8, 128), (32, 4, 128), (16, 2, 128), (8, 1, 128), (32, 8, 128), (64, 8, 64))
+OUT_CONTEXT = ROOT / "data" / "kernels" / "context_attention.csv"
+# context (prefill) attention's sub-grid: batches and sequence lengths, the same head shapes, a 16-bit cache
+CONTEXT_BATCH = (1, 4, 16)
+CONTEXT_ISL = (128, 512, 1024, 2048, 4096, 8192, 16384)
 
 # The sub-grid: powers of two from 1 to 32,768 rows plus one row past each of 128, 256 and 1,024
 # (where tile quantisation shows), and widths and depths from 256 to 65,536.
@@ -92,6 +96,25 @@ def main(clone: str) -> int:
         out.writerow(("table", "kv_dtype", "batch", "context", "heads", "kv_heads", "head_dim", "latency_ms"))
         out.writerows(decode)
     print(f"{len(decode)} rows -> {OUT_DECODE}")
+    context = []
+    for table in spec.get("prefill", []):
+        blob = subprocess.run(["git", "-C", clone, "show", f"{table['commit']}:{table['path']}"],
+                              check=True, capture_output=True).stdout
+        df = pd.read_parquet(io.BytesIO(blob))
+        df = df[(df.kernel_source == table["kernel"]) & df.batch_size.isin(CONTEXT_BATCH) & df.isl.isin(CONTEXT_ISL)
+                & (df.kv_cache_dtype == "bfloat16")]
+        if "window_size" in df.columns:
+            df = df[df.window_size == 0]
+        shapes = set(DECODE_HEADS)
+        df = df[[(h, kv, d) in shapes for h, kv, d in zip(df.num_heads, df.num_key_value_heads, df.head_dim)]]
+        for r in df.sort_values(["num_heads", "num_key_value_heads", "head_dim", "batch_size", "isl"]).itertuples():
+            context.append((table["id"], int(r.batch_size), int(r.isl), int(r.num_heads), int(r.num_key_value_heads),
+                            int(r.head_dim), f"{float(r.latency):.6g}"))
+    with OUT_CONTEXT.open("w", newline="") as handle:
+        out = csv.writer(handle, lineterminator="\n")
+        out.writerow(("table", "batch", "seq", "heads", "kv_heads", "head_dim", "latency_ms"))
+        out.writerows(context)
+    print(f"{len(context)} rows -> {OUT_CONTEXT}")
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from gpudesk.core.catalogue.fields import ACHIEVABLE_FIELDS, PRECISION_FIELDS
 from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.types import CloudOffer, Device, Link
-from gpudesk.core.kernel_tables import all_reduce_by_device, curves_by_device, decode_by_device
+from gpudesk.core.kernel_tables import all_reduce_by_device, context_by_device, curves_by_device, decode_by_device
 
 
 def device_from_row(row: dict, overrides: dict | None = None) -> Device:
@@ -34,6 +34,7 @@ def device_from_row(row: dict, overrides: dict | None = None) -> Device:
         gemm_curves=curves_by_device().get(row["id"], {}),
         all_reduce_curves=all_reduce_by_device().get(row["id"], ()),
         decode_attention_curves=decode_by_device().get(row["id"], ()),
+        context_attention_curve=context_by_device().get(row["id"]),
     )
 
 

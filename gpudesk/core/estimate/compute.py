@@ -49,6 +49,15 @@ class Rates:
     peak16_flops: float = 0.0
     bandwidth_raw: float = 0.0  # datasheet memory bandwidth, bytes/s
     gemm_precision: str = "bf16"
+    attention_curve: object | None = None  # fused attention measured on this device (kernels.ContextAttentionCurve)
+    case: float = 1.0  # the case's factor on the measured kernels' rates
+
+    def attention_rate(self, seq: float) -> float:
+        """FLOP/s of fused causal attention over sequences of `seq` tokens: the measured curve's share
+        of the 16-bit peak at that length (scaled like the GEMMs by the case), else the family's share."""
+        if self.attention_curve is None or self.peak16_flops <= 0:
+            return self.attention
+        return self.peak16_flops * min(C.UTILISATION_MAX, self.attention_curve.share(seq) * self.case)
 
     def gemm_rate(self, shapes, sixteen: bool = False) -> float:
         """FLOP/s of these products (m, n, k) at the workload's precision (or 16-bit): the large-GEMM
@@ -112,7 +121,8 @@ def rates(device: Device, peak: Peak, case_factor: float, precision: str) -> Rat
                  profile.launch_us * 1e-6, profile.flash and profile.attention > 0, profile, basis,
                  curve=curve, curve16=curve16, peak_flops=(peak.fp8_tflops or peak.rate_tflops) * 1e12,
                  peak16_flops=peak.rate_tflops * 1e12, bandwidth_raw=max(1.0, (device.mem_bandwidth_gbs or 0.0) * 1e9),
-                 gemm_precision="fp8" if peak.fp8_tflops else precision16)
+                 gemm_precision="fp8" if peak.fp8_tflops else precision16,
+                 attention_curve=device.context_attention_curve if profile.flash else None, case=case_factor)
 
 
 def gemm_curve(device: Device, profile: Profile, precision: str) -> GemmCurve:
@@ -185,7 +195,7 @@ def layer_work(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, moe: boo
     ctx = attention_context(s, w.seq_len) / 2.0  # causal: a token sees half the sequence on average
     attn_flops = 4.0 * s.q_dim / tp * ctx * tokens
     if r.flash:
-        attention = attn_flops / r.attention
+        attention = attn_flops / r.attention_rate(w.seq_len)
     else:
         # scores materialised: two batched GEMMs plus the score matrix written, read and softmaxed
         attention = attn_flops / (r.gemm16 * 0.7) + 8.0 * s.heads / tp * ctx * tokens / r.bandwidth

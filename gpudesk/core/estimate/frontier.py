@@ -9,7 +9,7 @@ the cluster's cost per hour, tokens per megawatt from its power)."""
 
 from __future__ import annotations
 
-from gpudesk.core.estimate.serving import Layout, layouts, serve
+from gpudesk.core.estimate.serving import layouts, serve
 
 # Concurrencies tried for each layout: powers of two up to the ladder's top, plus the scenario's own.
 LADDER_TOP = 8192
@@ -21,7 +21,7 @@ def ladder(concurrency: int, cap: int) -> list[int]:
     while c <= top:
         out.append(c)
         c *= 2
-    if concurrency not in out and concurrency <= LADDER_TOP:
+    if 1 <= concurrency <= LADDER_TOP and concurrency not in out:
         out.append(concurrency)
     return sorted(set(out))
 
@@ -92,10 +92,6 @@ def operating_point(curve: list[dict], ttft_s_max: float | None,
     if meeting:
         return max(meeting, key=lambda p: p["tokens_per_s_per_gpu"]), True
     return min(curve, key=lambda p: shortfall(p, ttft_s_max, per_user_min)), False
-
-
-def layout_of(p: dict) -> Layout:
-    return Layout(p["tp"], p["pp"], p["replicas"])
 
 
 def enrich(curve: list[dict], usd_per_hour: float | None, power_w: float | None) -> None:

@@ -114,3 +114,22 @@ def fit_decode_attention(rows, kv_dtype: str, bandwidth_bytes_s: float, peak16_f
             best = _golden(lambda v, name=name, curve=curve: err(replace(curve, **{name: v})), low, high)
             curve = replace(curve, **{name: best})
     return curve, math.sqrt(err(curve))
+
+
+CONTEXT_BOUNDS = (("efficiency", 0.1, 0.99), ("seq_half", 0.0, 8192.0), ("fixed_us", 0.0, 60.0))
+
+
+def fit_context_attention(rows, peak16_flops: float):
+    """The ContextAttentionCurve that best explains `rows` [(batch, seq, heads, head_dim, seconds)] (mean
+    squared log error), and its RMS log error."""
+    from gpudesk.core.estimate.kernels import ContextAttentionCurve
+
+    def err(curve) -> float:
+        return sum(math.log(curve.seconds(b, q, h, d, peak16_flops) / t) ** 2 for b, q, h, d, t in rows) / max(1, len(rows))
+
+    curve = ContextAttentionCurve(0.6, 512.0, 10.0)
+    for _ in range(ROUNDS + 2):
+        for name, low, high in CONTEXT_BOUNDS:
+            best = _golden(lambda v, name=name, curve=curve: err(replace(curve, **{name: v})), low, high)
+            curve = replace(curve, **{name: best})
+    return curve, math.sqrt(err(curve))

@@ -74,21 +74,6 @@ class GemmCurve:
         t = self.seconds(m, n, k, peak_flops, bandwidth_bytes_s, precision)
         return 2.0 * m * n * k / (t * peak_flops) if t > 0 else 0.0
 
-    def to_json(self) -> dict:
-        return {"efficiency": self.efficiency, "bandwidth_share": self.bandwidth_share, "fixed_us": self.fixed_us,
-                "k_half": self.k_half, "tile_m": self.tile_m, "tile_n": self.tile_n, "units": self.units,
-                "prepass_bytes": self.prepass_bytes, "basis": self.basis, "measured": self.measured}
-
-
-def effective_rate(curve: GemmCurve, shapes, peak_flops: float, bandwidth_bytes_s: float,
-                   precision: str = "bf16") -> float:
-    """FLOP/s of a sequence of products [(m, n, k), ...] run one after the other: their FLOPs over
-    their summed times (what a layer's GEMMs reach together)."""
-    flops = seconds = 0.0
-    for m, n, k in shapes:
-        flops += 2.0 * m * n * k
-        seconds += curve.seconds(m, n, k, peak_flops, bandwidth_bytes_s, precision)
-    return flops / seconds if seconds > 0 else peak_flops * curve.efficiency
 
 
 # The shape the datasheet-level rate (MAMF: the best of a sweep of large products) is taken at:
@@ -190,3 +175,25 @@ class DecodeAttentionCurve:
         stream = kv_bytes / (bandwidth_bytes_s * self.bandwidth_share)
         math_s = flops / (peak16_flops * self.flops_share) if peak16_flops > 0 else 0.0
         return (self.fixed_us + batch * self.per_sequence_us) * 1e-6 + max(stream, math_s)
+
+
+@dataclass(frozen=True)
+class ContextAttentionCurve:
+    """Fused causal attention over a whole sequence (prefill, and a training step's forward pass),
+    fitted to a measured table: the share of the dense 16-bit peak it reaches rises with the
+    sequence, efficiency · s / (s + seq_half), plus a fixed cost per call."""
+
+    efficiency: float
+    seq_half: float
+    fixed_us: float
+    basis: str = ""
+
+    def share(self, seq: float) -> float:
+        return self.efficiency * seq / (seq + self.seq_half) if seq > 0 else 0.0
+
+    def seconds(self, batch: float, seq: float, heads: float, head_dim: float, peak16_flops: float) -> float:
+        """One call: `batch` sequences of `seq` tokens, causal (each token sees half the sequence on average)."""
+        if batch <= 0 or seq <= 0:
+            return 0.0
+        flops = 4.0 * batch * seq * (seq / 2.0) * heads * head_dim
+        return self.fixed_us * 1e-6 + flops / (peak16_flops * self.share(seq))

@@ -27,6 +27,7 @@ from gpudesk.core.estimate.kernels import GemmCurve, measured_all_reduce, shape_
 from gpudesk.core.estimate.memory import capacity_gb, kv_gb_per_sequence, prefill_workspace_gb, serving_weights_gb
 from gpudesk.core.estimate.model import (
     Shape,
+    attention_context,
     expert_params,
     inference_flops_per_token,
     is_quantised,
@@ -82,6 +83,8 @@ class Engine:
     bandwidth_raw: float = 0.0
     gemm_precision: str = "bf16"
     decode_curves: tuple = ()  # measured decode-attention curves (kernels.DecodeAttentionCurve) by KV dtype
+    context_curve: object | None = None  # measured prefill attention (kernels.ContextAttentionCurve)
+    attention_case: float = 1.0  # the case's factor on the measured prefill attention
     bandwidth_case: float = 1.0  # the case's factor on memory speed (pessimistic, likely, optimistic)
     peak16_flops: float = 0.0
 
@@ -113,6 +116,8 @@ def engine_rates(device: Device, precision: str, case: int, spread: float) -> En
         bandwidth_raw=max(1.0, (device.mem_bandwidth_gbs or 0.0) * 1e9),
         gemm_precision="fp8" if precision == "fp8" else "bf16",
         decode_curves=tuple(device.decode_attention_curves),
+        context_curve=device.context_attention_curve,
+        attention_case=gemm_case / C.PREFILL_GEMM_SHARE.likely,
         bandwidth_case=bw_case,
         peak16_flops=(device.peak_tflops.get("bf16") or device.peak_tflops.get("fp16") or 0.0) * 1e12,
     )
@@ -251,8 +256,14 @@ def prefill(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, waiti
         return 0.0, 0.0
     tokens = max(1, w.prompt_tokens)
     flops = tokens * inference_flops_per_token(s, tokens / 2.0)
-    compute = flops / _prefill_rate(w, s, e, lay, min(tokens, chunk_tokens(w)))
-    batched = flops / _prefill_rate(w, s, e, lay, min(tokens * max(1, waiting), chunk_tokens(w)))
+    attention = 0.0
+    if e.context_curve is not None and e.peak16_flops > 0:
+        # the attention's share of the work runs at the rate measured for prompts of this length
+        attn_flops = tokens * 4.0 * s.layers * s.q_dim * attention_context(s, tokens / 2.0)
+        attention = attn_flops / (e.peak16_flops * e.context_curve.share(tokens) * e.attention_case * lay.tp)
+        flops -= attn_flops
+    compute = flops / _prefill_rate(w, s, e, lay, min(tokens, chunk_tokens(w))) + attention
+    batched = flops / _prefill_rate(w, s, e, lay, min(tokens * max(1, waiting), chunk_tokens(w))) + attention
     weights = s.params * weight_bytes_per_param(w) / (lay.tp * lay.pp) / e.bandwidth
     kernels = s.layers * C.KERNELS_PER_LAYER_DECODE * e.kernel_s * max(1, math.ceil(tokens / chunk_tokens(w)))
     comm = 0.0

@@ -104,6 +104,8 @@ class Device:
     all_reduce_curves: tuple = ()
     # decode attention measured on this device (kernels.DecodeAttentionCurve), by KV-cache element type
     decode_attention_curves: tuple = ()
+    # fused causal attention over whole sequences measured on this device (kernels.ContextAttentionCurve)
+    context_attention_curve: object | None = None
 
 
 @dataclass(frozen=True)
