@@ -108,3 +108,49 @@ def test_compare_and_the_pdf_draw_every_options_curve(catalogue):
     assert len(charts) == 1 and len(charts[0].series) == 3 and len(charts[0].markers) == 3
     training = build_comparison(load_scenario(root / "resources" / "examples" / "a100-vs-jetson-nanos.json"), catalogue)
     assert training.serving_curves == {}
+
+
+def _inputs(catalogue, nodes, **workload):
+    from gpudesk.core.resolve import resolve_option
+
+    doc = _doc(prompt_tokens=8192, output_tokens=512, **workload)
+    doc["cluster"] = [{"item": "dgx-h100", "nodes": nodes}]
+    sc = parse_scenario(doc, "t")
+    return resolve_option(sc, sc.options()[0], catalogue).inputs
+
+
+def test_prefill_and_decode_split_over_nodes_where_there_are_two_or_more(catalogue):
+    from dataclasses import replace
+
+    from gpudesk.core.estimate.frontier import disaggregated_points, node_splits
+    from gpudesk.core.estimate.memory import kv_gb_per_sequence
+    from gpudesk.core.estimate.model import shape_of
+    from gpudesk.core.estimate.serving import Layout, decode_only, engine_rates
+    from gpudesk.core.estimate.topology import topology_of
+
+    assert node_splits(1) == [] and node_splits(4) == [1, 2, 3]
+    assert node_splits(100) == [5, 12, 25, 38, 50, 62, 75, 88]
+    one = _inputs(catalogue, 1)
+    w, device = one.workload, one.groups[0].device
+    s, e = shape_of(w), engine_rates(device, w.precision, 1, 1.0)
+    assert disaggregated_points(w, s, device, topology_of(one.groups), e, (1.0, 1.0), 8) == []
+    four = _inputs(catalogue, 4)
+    topo = topology_of(four.groups)
+    pts = disaggregated_points(w, s, device, topo, e, (1.0, 1.0), 32)
+    assert pts and all(p["disaggregated"] and p["prefill_nodes"] + p["decode_nodes"] == 4 for p in pts)
+    p = next(p for p in pts if p["prefill_nodes"] == 1 and p["tp"] == 8 and p["concurrency"] == 16)
+    dtopo = replace(topo, devices=24, nodes=3)
+    batch, step = decode_only(replace(w, concurrency=16), s, device, dtopo, Layout(8, 1, 3), e)
+    assert p["tokens_per_s_per_user"] == pytest.approx(1 / step) and p["tpot_s"] == pytest.approx(step)
+    assert p["running_batch"] == batch and p["devices_used"] == 32
+    # the request rate is the slower pool's; the cache crosses the NICs once
+    decode_rate = 3 * batch / (512 * step)
+    assert p["output_tokens_per_s"] <= decode_rate * 512 * (1 + 1e-9)
+    transfer = kv_gb_per_sequence(w, s, 8192, 1, 1) * 1e9 / (topo.node_gbs * 1e9)
+    assert p["ttft_s"] > step + transfer
+    # the estimate's own operating point is never a disaggregated one, but the curve shows them
+    est = __import__("gpudesk.core.estimate", fromlist=["estimate"]).estimate(four)
+    assert any(q["disaggregated"] for q in est.serving["curve"])
+    targeted = __import__("gpudesk.core.estimate", fromlist=["estimate"]).estimate(
+        replace(four, workload=replace(four.workload, tokens_per_s_per_user_min=50)))
+    assert not targeted.finding("latency_targets_met").values["layout"].startswith(("1 prefill", "2 prefill", "3 prefill"))

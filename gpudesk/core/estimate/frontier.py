@@ -9,7 +9,8 @@ the cluster's cost per hour, tokens per megawatt from its power)."""
 
 from __future__ import annotations
 
-from gpudesk.core.estimate.serving import layouts, serve
+from gpudesk.core.estimate.memory import kv_gb_per_sequence
+from gpudesk.core.estimate.serving import decode_only, kv_capacity, layouts, prefill, serve
 
 # Concurrencies tried for each layout: powers of two up to the ladder's top, plus the scenario's own.
 LADDER_TOP = 8192
@@ -42,7 +43,7 @@ def points(w, s, device, topo, e, factors, devices: int) -> list[dict]:
                 continue
             used = lay.tp * lay.pp * lay.replicas
             out.append({
-                "concurrency": c, "tp": lay.tp, "pp": lay.pp, "replicas": lay.replicas,
+                "concurrency": c, "tp": lay.tp, "pp": lay.pp, "replicas": lay.replicas, "disaggregated": False,
                 "layout": f"TP{lay.tp}" + (f" PP{lay.pp}" if lay.pp > 1 else "") + f" × {lay.replicas}",
                 "output_tokens_per_s": got.output_tokens_per_s,
                 "tokens_per_s_per_gpu": got.output_tokens_per_s / max(1, devices),
@@ -50,6 +51,71 @@ def points(w, s, device, topo, e, factors, devices: int) -> list[dict]:
                 "ttft_s": got.ttft_s, "tpot_s": got.tpot_s, "running_batch": got.batch,
                 "devices_used": used,
             })
+    return out + disaggregated_points(w, s, device, topo, e, factors, devices)
+
+
+def node_splits(nodes: int) -> list[int]:
+    """Prefill node counts to try: every split up to 8 nodes, else eight spread between 1 and nodes−1."""
+    if nodes <= 8:
+        return list(range(1, nodes))
+    return sorted({max(1, min(nodes - 1, round(nodes * f))) for f in (0.05, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875)})
+
+
+def disaggregated_points(w, s, device, topo, e, factors, devices: int) -> list[dict]:
+    """Prefill and decode on separate nodes, as NVIDIA Dynamo and SGLang's prefill/decode
+    disaggregation run it: `p` nodes only process prompts, the other `d` only decode, and each
+    request's KV cache crosses the network once. For each split, the prefill pool's best layout sets
+    the rate at which prompts can be served; each decode layout and concurrency gives a point whose
+    request rate is the slower pool's, whose speed per user is the decode step alone (no prompt chunks
+    stretch it), and whose time to first token is a prompt alone on a prefill replica, the cache's
+    transfer over the nodes' NICs and one decode step. Only clusters of two or more nodes split."""
+    from dataclasses import replace
+
+    if topo.nodes < 2:
+        return []
+    decode_factor, prefill_factor = factors
+    prompt = max(1, w.prompt_tokens)
+    out_tokens = max(1, w.output_tokens)
+    transfer = kv_gb_per_sequence(w, s, prompt, 1, 1) * 1e9 / (topo.node_gbs * 1e9) + topo.inter_latency_s
+    out = []
+    for p_nodes in node_splits(topo.nodes):
+        d_nodes = topo.nodes - p_nodes
+        ptopo = replace(topo, devices=p_nodes * topo.per_node, nodes=p_nodes)
+        dtopo = replace(topo, devices=d_nodes * topo.per_node, nodes=d_nodes)
+        pool = None  # (requests/s, seconds of one prompt alone) of the prefill pool's best layout
+        for lay in layouts(w, s, ptopo):
+            if kv_capacity(w, s, device, lay, prompt, True)[0] < 1:
+                continue
+            alone, per_token = prefill(w, s, e, ptopo, lay, 1 << 20)
+            if per_token <= 0:
+                continue
+            rate = lay.replicas / (prompt * per_token / prefill_factor)
+            if pool is None or rate > pool[0]:
+                pool = (rate, alone / prefill_factor)
+        if pool is None:
+            continue
+        for lay in [lay for lay in layouts(w, s, dtopo) if lay.pp == 1 or w.pp]:  # decode pools do not pipeline
+            probe = decode_only(replace(w, concurrency=1), s, device, dtopo, lay, e, decode_factor)
+            if probe is None:
+                continue
+            top = kv_capacity(w, s, device, lay, prompt + out_tokens / 2.0, True)[0] * lay.replicas
+            for c in ladder(max(1, w.concurrency), top):
+                got = decode_only(replace(w, concurrency=c), s, device, dtopo, lay, e, decode_factor)
+                if got is None:
+                    continue
+                batch, step = got
+                serving = min(lay.replicas, c / max(1, -(-c // lay.replicas)))
+                rate = min(pool[0], serving * batch / (out_tokens * step))
+                out.append({
+                    "concurrency": c, "tp": lay.tp, "pp": lay.pp, "replicas": lay.replicas, "disaggregated": True,
+                    "prefill_nodes": p_nodes, "decode_nodes": d_nodes,
+                    "layout": f"{p_nodes} prefill + {d_nodes} decode nodes, decode TP{lay.tp}"
+                              + (f" PP{lay.pp}" if lay.pp > 1 else "") + f" × {lay.replicas}",
+                    "output_tokens_per_s": rate * out_tokens,
+                    "tokens_per_s_per_gpu": rate * out_tokens / max(1, devices),
+                    "tokens_per_s_per_user": 1.0 / step, "ttft_s": pool[1] + transfer + step, "tpot_s": step,
+                    "running_batch": batch, "devices_used": (p_nodes + d_nodes) * topo.per_node,
+                })
     return out
 
 
@@ -85,7 +151,9 @@ def shortfall(p: dict, ttft_s_max: float | None, per_user_min: float | None) -> 
 def operating_point(curve: list[dict], ttft_s_max: float | None,
                     per_user_min: float | None) -> tuple[dict | None, bool]:
     """(the point with the highest throughput per GPU that meets the targets, True), or, where none
-    does, (the point closest to them, False)."""
+    does, (the point closest to them, False). Only points the estimate can stand on are chosen: those
+    of one pool serving both prompts and decoding (a disaggregated point is shown on the curve)."""
+    curve = [p for p in curve if not p.get("disaggregated")]
     if not curve:
         return None, False
     meeting = [p for p in curve if meets(p, ttft_s_max, per_user_min)]

@@ -320,6 +320,21 @@ def serve(w: Workload, s: Shape, device: Device, topo: Topology, lay: Layout, e:
                    step_bytes)
 
 
+def decode_only(w: Workload, s: Shape, device: Device, topo: Topology, lay: Layout, e: Engine,
+                decode_factor: float = 1.0) -> tuple[int, float] | None:
+    """(running sequences per replica, seconds per decode step) of a replica that only decodes (its
+    prompts are processed elsewhere), or None when the weights and one sequence's cache do not fit."""
+    users = max(1, w.concurrency)
+    context = w.prompt_tokens + w.output_tokens / 2.0
+    fit, _weights, _kv = kv_capacity(w, s, device, lay, context, True)
+    if fit < 1:
+        return None
+    per_replica = math.ceil(users / lay.replicas)
+    batch = min(per_replica, fit, int(w.max_batch or w.server_max_batch or fit))
+    step = decode_step(w, s, e, topo, lay, batch, context, True)[0] / decode_factor
+    return batch, step
+
+
 def layouts(w: Workload, s: Shape, topo: Topology) -> list[Layout]:
     """Tensor-parallel sizes inside a node (dividing the heads), pipeline depths across nodes,
     replicas over the rest; the scenario may pin tp and pp."""

@@ -255,7 +255,8 @@ def _charts(comp, kind: str) -> Section:
             [(s["name"], s["xs"], s["ys"]) for s in serving["series"]],
             "output tokens/s per user", "output tokens/s per GPU",
             markers=[(s["name"], *s["operating"]) for s in serving["series"] if s.get("operating")],
-            caption="Each curve is the best the serving planner finds at each speed per user (layouts and "
-                    "concurrencies that no other beats on both axes), as InferenceX publishes serving results; "
-                    "a dot is the scenario's own operating point. Up and to the right is better."))
+            caption="Each curve is the best the serving planner finds at each speed per user (layouts, "
+                    "concurrencies and, on two or more nodes, prompts and decoding on separate nodes, where no "
+                    "other point beats them on both axes), as InferenceX publishes serving results; a dot is the "
+                    "scenario's own operating point. Up and to the right is better."))
     return charts
