@@ -10,7 +10,7 @@ the cluster's cost per hour, tokens per megawatt from its power)."""
 from __future__ import annotations
 
 from gpudesk.core.estimate.memory import kv_gb_per_sequence
-from gpudesk.core.estimate.serving import decode_only, kv_capacity, layouts, prefill, serve
+from gpudesk.core.estimate.serving import decode_step, kv_capacity, layouts, prefill, serve
 
 # Concurrencies tried for each layout: powers of two up to the ladder's top, plus the scenario's own.
 LADDER_TOP = 8192
@@ -32,13 +32,20 @@ def points(w, s, device, topo, e, factors, devices: int) -> list[dict]:
     from dataclasses import replace
 
     out = []
+    variants: dict[int, object] = {}  # the workload at each concurrency, made once (a copy costs ~0.1 ms)
+
+    def at(c: int):
+        if c not in variants:
+            variants[c] = replace(w, concurrency=c)
+        return variants[c]
+
     for lay in layouts(w, s, topo):
-        probe = serve(replace(w, concurrency=1), s, device, topo, lay, e, *factors)
+        probe = serve(at(1), s, device, topo, lay, e, *factors)
         if probe is None:
             continue
         top = probe.kv_capacity_sequences * lay.replicas
         for c in ladder(max(1, w.concurrency), top):
-            got = serve(replace(w, concurrency=c), s, device, topo, lay, e, *factors)
+            got = serve(at(c), s, device, topo, lay, e, *factors)
             if got is None or got.output_tokens_per_s <= 0:
                 continue
             used = lay.tp * lay.pp * lay.replicas
@@ -78,6 +85,23 @@ def disaggregated_points(w, s, device, topo, e, factors, devices: int) -> list[d
     out_tokens = max(1, w.output_tokens)
     transfer = kv_gb_per_sequence(w, s, prompt, 1, 1) * 1e9 / (topo.node_gbs * 1e9) + topo.inter_latency_s
     out = []
+    context = prompt + out_tokens / 2.0
+    fits: dict[tuple, int] = {}  # (tp, pp) -> sequences a decode replica holds
+    steps: dict[tuple, float] = {}  # (tp, pp, batch) -> decode step: the same in every split
+
+    def decode(c: int, lay, dtopo):
+        """decode_only's (batch, step), remembered across the splits, which share replica shapes."""
+        fit = fits.get((lay.tp, lay.pp))
+        if fit is None:
+            fit = fits[(lay.tp, lay.pp)] = kv_capacity(w, s, device, lay, context, True)[0]
+        if fit < 1:
+            return None
+        batch = min(-(-c // lay.replicas), fit, int(w.max_batch or w.server_max_batch or fit))
+        key = (lay.tp, lay.pp, batch)
+        if key not in steps:
+            steps[key] = decode_step(w, s, e, dtopo, lay, batch, context, True)[0] / decode_factor
+        return batch, steps[key]
+
     for p_nodes in node_splits(topo.nodes):
         d_nodes = topo.nodes - p_nodes
         ptopo = replace(topo, devices=p_nodes * topo.per_node, nodes=p_nodes)
@@ -95,12 +119,11 @@ def disaggregated_points(w, s, device, topo, e, factors, devices: int) -> list[d
         if pool is None:
             continue
         for lay in [lay for lay in layouts(w, s, dtopo) if lay.pp == 1 or w.pp]:  # decode pools do not pipeline
-            probe = decode_only(replace(w, concurrency=1), s, device, dtopo, lay, e, decode_factor)
-            if probe is None:
+            if decode(1, lay, dtopo) is None:
                 continue
             top = kv_capacity(w, s, device, lay, prompt + out_tokens / 2.0, True)[0] * lay.replicas
             for c in ladder(max(1, w.concurrency), top):
-                got = decode_only(replace(w, concurrency=c), s, device, dtopo, lay, e, decode_factor)
+                got = decode(c, lay, dtopo)
                 if got is None:
                     continue
                 batch, step = got
