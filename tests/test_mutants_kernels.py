@@ -211,3 +211,62 @@ def test_server_limits_at_the_large_gpu_boundary():
                                             "graphs": True}
     assert limits("llamacpp", 24, "RTX 4090")["chunk_tokens"] is None
     assert server_ids()[0] == "tuned"
+
+
+def test_a_disaggregated_point_is_the_slower_pools_rate_and_the_decode_step_alone(catalogue):
+    from dataclasses import replace
+
+    from gpudesk.core.estimate.memory import kv_gb_per_sequence
+    from gpudesk.core.estimate.model import shape_of
+    from gpudesk.core.estimate.serving import Layout, decode_only, engine_rates, kv_capacity, layouts, prefill
+    from gpudesk.core.estimate.topology import topology_of
+    from gpudesk.core.resolve import resolve_option
+    from gpudesk.core.scenario import parse_scenario
+
+    doc = {"gpudesk_scenario": 1, "name": "t", "cluster": [{"item": "dgx-h100", "nodes": 2}],
+           "workload": {"kind": "infer", "model": "llama-3.1-8b", "precision": "bf16", "concurrency": 16,
+                        "prompt_tokens": 4096, "output_tokens": 256}}
+    sc = parse_scenario(doc, "t")
+    inp = resolve_option(sc, sc.options()[0], catalogue).inputs
+    w, device = inp.workload, inp.groups[0].device
+    s, topo = shape_of(w), topology_of(inp.groups)
+    e = engine_rates(device, w.precision, 1, 1.0)
+    factors = (1.5, 0.5)
+    pts = F.disaggregated_points(w, s, device, topo, e, factors, 16)
+    assert {(p["prefill_nodes"], p["decode_nodes"]) for p in pts} == {(1, 1)}
+    half = replace(topo, devices=8, nodes=1)
+    # the prefill pool: its best layout by prompts per second
+    best = None
+    for lay in layouts(w, s, half):
+        if kv_capacity(w, s, device, lay, 4096, True)[0] < 1:
+            continue
+        alone, per_token = prefill(w, s, e, half, lay, 1 << 20)
+        rate = lay.replicas / (4096 * per_token / 0.5)
+        if best is None or rate > best[0]:
+            best = (rate, alone / 0.5)
+    transfer = kv_gb_per_sequence(w, s, 4096, 1, 1) * 1e9 / (topo.node_gbs * 1e9) + topo.inter_latency_s
+    p = next(p for p in pts if p["tp"] == 1 and p["concurrency"] == 16)
+    batch, step = decode_only(replace(w, concurrency=16), s, device, half, Layout(1, 1, 8), e, 1.5)
+    assert (p["running_batch"], p["tpot_s"]) == (batch, pytest.approx(step))
+    rate = min(best[0], 8 * batch / (256 * step))
+    assert p["output_tokens_per_s"] == pytest.approx(rate * 256)
+    assert p["tokens_per_s_per_gpu"] == pytest.approx(rate * 256 / 16)
+    assert p["ttft_s"] == pytest.approx(best[1] + transfer + step)
+    assert p["layout"] == "1 prefill + 1 decode nodes, decode TP1 × 8" and p["replicas"] == 8 and p["pp"] == 1
+    assert p["devices_used"] == 16 and p["tokens_per_s_per_user"] == pytest.approx(1 / step)
+    # one concurrency on fewer replicas than users: only the replicas with users serve
+    few = next(p for p in pts if p["tp"] == 1 and p["concurrency"] == 4)
+    b4, s4 = decode_only(replace(w, concurrency=4), s, device, half, Layout(1, 1, 8), e, 1.5)
+    assert few["output_tokens_per_s"] == pytest.approx(min(best[0], 4 * b4 / (256 * s4)) * 256)
+    # the ladder reaches what a decode replica's cache holds
+    top = kv_capacity(w, s, device, Layout(8, 1, 1), 4096 + 128, True)[0]
+    assert max(p["concurrency"] for p in pts if p["tp"] == 8) == F.ladder(16, top)[-1]
+    # a prefill pool that holds nothing (no layout fits the prompt's cache) gives no point
+    huge = replace(w, prompt_tokens=10_000_000)
+    assert F.disaggregated_points(huge, s, device, topo, e, factors, 16) == []
+
+
+def test_node_splits_spread_over_large_clusters():
+    assert F.node_splits(2) == [1] and F.node_splits(8) == list(range(1, 8))
+    assert F.node_splits(9) == [1, 2, 3, 4, 6, 7, 8]
+    assert F.node_splits(1000) == [50, 125, 250, 375, 500, 625, 750, 875]
