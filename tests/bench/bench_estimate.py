@@ -114,6 +114,21 @@ def main() -> int:
         print(f"serving_plan_{option.name.replace(' ', '')}_ms: {median_us(plan, 15) / 1000:.1f}  (warm: "
               f"{median_us(lambda inp=inp: estimate(inp), 15) / 1000:.1f}; {len(est.serving['curve'])} curve points, "
               f"chose {est.plan['label']})")
+    # with prefill and decode split over nodes: 4 and 16 DGX H100, 8,192-token prompts
+    for nodes in (4, 16):
+        first = served.options()[0]
+        grown = replace(first, cluster=[replace(first.cluster[0], item="dgx-h100", per_node=None, nodes=nodes,
+                                                intra=None)])
+        inp = resolve_option(served, grown, catalogue).inputs
+        inp = replace(inp, workload=replace(inp.workload, prompt_tokens=8192, output_tokens=512, concurrency=64))
+
+        def plan(inp=inp):
+            kernels._shape_factor.cache_clear()
+            return estimate(inp)
+        est = plan()
+        split = sum(1 for p in est.serving["curve"] if p["disaggregated"])
+        print(f"serving_plan_{nodes}xDGXH100_disaggregated_ms: {median_us(plan, 9) / 1000:.1f}  "
+              f"({len(est.serving['curve'])} curve points, {split} of them prefill and decode on separate nodes)")
     return 0
 
 
