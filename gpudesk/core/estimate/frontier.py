@@ -68,6 +68,51 @@ def node_splits(nodes: int) -> list[int]:
     return sorted({max(1, min(nodes - 1, round(nodes * f))) for f in (0.05, 0.125, 0.25, 0.375, 0.5, 0.625, 0.75, 0.875)})
 
 
+def _prefill_pool(w, s, device, ptopo, e, prefill_factor: float) -> tuple[float, float] | None:
+    """(prompts per second, seconds of one prompt alone) of a pool that only processes prompts, at
+    its best layout; None where no layout holds the weights and one prompt's cache."""
+    prompt = max(1, w.prompt_tokens)
+    pool = None
+    for lay in layouts(w, s, ptopo):
+        if kv_capacity(w, s, device, lay, prompt, True)[0] < 1:
+            continue
+        alone, per_token = prefill(w, s, e, ptopo, lay, 1 << 20)
+        if per_token <= 0:
+            continue
+        rate = lay.replicas / (prompt * per_token / prefill_factor)
+        if pool is None or rate > pool[0]:
+            pool = (rate, alone / prefill_factor)
+    return pool
+
+
+class _DecodePool:
+    """serving.decode_only's (batch, step) for replicas that only decode, remembered across the node
+    splits: replicas of one shape hold the same sequences and take the same step at the same batch."""
+
+    def __init__(self, w, s, device, e, decode_factor: float):
+        self.w, self.s, self.device, self.e, self.factor = w, s, device, e, decode_factor
+        self.context = max(1, w.prompt_tokens) + max(1, w.output_tokens) / 2.0
+        self.fits: dict[tuple, int] = {}  # (tp, pp) -> sequences a replica holds
+        self.steps: dict[tuple, float] = {}  # (tp, pp, batch) -> seconds per decode step
+
+    def fit(self, lay) -> int:
+        key = (lay.tp, lay.pp)
+        if key not in self.fits:
+            self.fits[key] = kv_capacity(self.w, self.s, self.device, lay, self.context, True)[0]
+        return self.fits[key]
+
+    def step(self, c: int, lay, dtopo) -> tuple[int, float] | None:
+        fit = self.fit(lay)
+        if fit < 1:
+            return None
+        w = self.w
+        batch = min(-(-c // lay.replicas), fit, int(w.max_batch or w.server_max_batch or fit))
+        key = (lay.tp, lay.pp, batch)
+        if key not in self.steps:
+            self.steps[key] = decode_step(w, self.s, self.e, dtopo, lay, batch, self.context, True)[0] / self.factor
+        return batch, self.steps[key]
+
+
 def disaggregated_points(w, s, device, topo, e, factors, devices: int) -> list[dict]:
     """Prefill and decode on separate nodes, as NVIDIA Dynamo and SGLang's prefill/decode
     disaggregation run it: `p` nodes only process prompts, the other `d` only decode, and each
@@ -81,54 +126,23 @@ def disaggregated_points(w, s, device, topo, e, factors, devices: int) -> list[d
     if topo.nodes < 2:
         return []
     decode_factor, prefill_factor = factors
-    prompt = max(1, w.prompt_tokens)
-    out_tokens = max(1, w.output_tokens)
+    prompt, out_tokens = max(1, w.prompt_tokens), max(1, w.output_tokens)
     transfer = kv_gb_per_sequence(w, s, prompt, 1, 1) * 1e9 / (topo.node_gbs * 1e9) + topo.inter_latency_s
+    decoding = _DecodePool(w, s, device, e, decode_factor)
     out = []
-    context = prompt + out_tokens / 2.0
-    fits: dict[tuple, int] = {}  # (tp, pp) -> sequences a decode replica holds
-    steps: dict[tuple, float] = {}  # (tp, pp, batch) -> decode step: the same in every split
-
-    def decode(c: int, lay, dtopo):
-        """decode_only's (batch, step), remembered across the splits, which share replica shapes."""
-        fit = fits.get((lay.tp, lay.pp))
-        if fit is None:
-            fit = fits[(lay.tp, lay.pp)] = kv_capacity(w, s, device, lay, context, True)[0]
-        if fit < 1:
-            return None
-        batch = min(-(-c // lay.replicas), fit, int(w.max_batch or w.server_max_batch or fit))
-        key = (lay.tp, lay.pp, batch)
-        if key not in steps:
-            steps[key] = decode_step(w, s, e, dtopo, lay, batch, context, True)[0] / decode_factor
-        return batch, steps[key]
-
     for p_nodes in node_splits(topo.nodes):
         d_nodes = topo.nodes - p_nodes
-        ptopo = replace(topo, devices=p_nodes * topo.per_node, nodes=p_nodes)
-        dtopo = replace(topo, devices=d_nodes * topo.per_node, nodes=d_nodes)
-        pool = None  # (requests/s, seconds of one prompt alone) of the prefill pool's best layout
-        for lay in layouts(w, s, ptopo):
-            if kv_capacity(w, s, device, lay, prompt, True)[0] < 1:
-                continue
-            alone, per_token = prefill(w, s, e, ptopo, lay, 1 << 20)
-            if per_token <= 0:
-                continue
-            rate = lay.replicas / (prompt * per_token / prefill_factor)
-            if pool is None or rate > pool[0]:
-                pool = (rate, alone / prefill_factor)
+        pool = _prefill_pool(w, s, device, replace(topo, devices=p_nodes * topo.per_node, nodes=p_nodes), e,
+                             prefill_factor)
         if pool is None:
             continue
+        dtopo = replace(topo, devices=d_nodes * topo.per_node, nodes=d_nodes)
         for lay in [lay for lay in layouts(w, s, dtopo) if lay.pp == 1 or w.pp]:  # decode pools do not pipeline
-            if decode(1, lay, dtopo) is None:
+            if decoding.fit(lay) < 1:
                 continue
-            top = kv_capacity(w, s, device, lay, prompt + out_tokens / 2.0, True)[0] * lay.replicas
-            for c in ladder(max(1, w.concurrency), top):
-                got = decode(c, lay, dtopo)
-                if got is None:
-                    continue
-                batch, step = got
-                serving = min(lay.replicas, c / max(1, -(-c // lay.replicas)))
-                rate = min(pool[0], serving * batch / (out_tokens * step))
+            for c in ladder(max(1, w.concurrency), decoding.fit(lay) * lay.replicas):
+                batch, step = decoding.step(c, lay, dtopo)
+                rate = min(pool[0], min(lay.replicas, c / max(1, -(-c // lay.replicas))) * batch / (out_tokens * step))
                 out.append({
                     "concurrency": c, "tp": lay.tp, "pp": lay.pp, "replicas": lay.replicas, "disaggregated": True,
                     "prefill_nodes": p_nodes, "decode_nodes": d_nodes,
