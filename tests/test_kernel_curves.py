@@ -110,13 +110,24 @@ def test_the_catalogue_hands_each_measured_device_its_curves():
     assert "AIConfigurator" in curves["a100-sxm4-80gb"]["bf16"].basis
 
 
-def _stored():
+def _stored(kind: str = "curve") -> list[dict]:
     import tomllib
 
     from gpudesk.core.kernel_tables import kernels_dir
 
     with (kernels_dir() / "curves.toml").open("rb") as handle:
-        return tomllib.load(handle)["curve"]
+        return tomllib.load(handle)[kind]
+
+
+def _assert_refitted(kind: str, fresh: list[dict], key: tuple[str, ...], fields: tuple[str, ...], worst_rms: float):
+    """Every stored entry of `kind` is the fresh fit (same set, same values), and each fits its rows."""
+    stored = {tuple(c[k] for k in key): c for c in _stored(kind)}
+    assert {tuple(c[k] for k in key) for c in fresh} == set(stored)
+    for c in fresh:
+        old = stored[tuple(c[k] for k in key)]
+        for f in fields:
+            assert c[f] == pytest.approx(old[f], rel=1e-3, abs=1e-4), (c["table"], f)
+        assert c["rms_log_error"] < worst_rms, c["table"]
 
 
 # ----------------------------------------------------------------------------- all-reduce by message size
@@ -171,18 +182,9 @@ def test_a_clusters_domain_takes_the_curves_measured_over_its_own_link():
 
 
 def test_every_all_reduce_curve_is_rebuilt_from_its_table():
-    import tomllib
+    from gpudesk.core.kernel_tables import all_reduce_by_device, refit_all_reduce
 
-    from gpudesk.core.kernel_tables import all_reduce_by_device, kernels_dir, refit_all_reduce
-
-    with (kernels_dir() / "curves.toml").open("rb") as handle:
-        stored = {(c["table"], c["gpus"]): c for c in tomllib.load(handle)["allreduce"]}
-    fresh = refit_all_reduce()
-    assert {(c["table"], c["gpus"]) for c in fresh} == set(stored)
-    for c in fresh:
-        old = stored[(c["table"], c["gpus"])]
-        assert (c["latency_us"], c["bus_gbs"]) == pytest.approx((old["latency_us"], old["bus_gbs"]), rel=1e-3)
-        assert c["rms_log_error"] < 0.35, c["table"]
+    _assert_refitted("allreduce", refit_all_reduce(), ("table", "gpus"), ("latency_us", "bus_gbs"), 0.35)
     h100 = all_reduce_by_device()["h100-sxm5-80gb"]
     assert {(c.kind, c.gpus) for c in h100} == {(k, g) for k in ("nccl", "custom") for g in (2, 4, 8)}
 
@@ -231,19 +233,10 @@ def test_decoding_reads_its_cache_through_the_measured_attention_where_there_is_
 
 
 def test_every_decode_attention_curve_is_rebuilt_from_its_table():
-    import tomllib
+    from gpudesk.core.kernel_tables import decode_by_device, refit_decode_attention
 
-    from gpudesk.core.kernel_tables import decode_by_device, kernels_dir, refit_decode_attention
-
-    with (kernels_dir() / "curves.toml").open("rb") as handle:
-        stored = {(c["table"], c["kv_dtype"]): c for c in tomllib.load(handle)["decode"]}
-    fresh = refit_decode_attention()
-    assert {(c["table"], c["kv_dtype"]) for c in fresh} == set(stored)
-    for c in fresh:
-        old = stored[(c["table"], c["kv_dtype"])]
-        for f in ("fixed_us", "per_sequence_us", "bandwidth_share", "flops_share"):
-            assert c[f] == pytest.approx(old[f], rel=1e-3, abs=1e-4), (c["table"], f)
-        assert c["rms_log_error"] < 0.25, c["table"]
+    _assert_refitted("decode", refit_decode_attention(), ("table", "kv_dtype"),
+                     ("fixed_us", "per_sequence_us", "bandwidth_share", "flops_share"), 0.25)
     assert {c.kv_dtype for c in decode_by_device()["h100-sxm5-80gb"]} == {"bf16", "fp8"}
 
 
@@ -263,3 +256,11 @@ def test_an_estimate_says_where_its_kernel_times_come_from(catalogue):
     mi300x = said("mi300x")
     assert "no measured table: AMD Instinct CDNA 3's large-product share, 304 units" in mi300x
     assert "all-reduces timed" not in mi300x and "Decode attention timed" not in mi300x
+
+
+def test_every_context_attention_curve_is_rebuilt_from_its_table():
+    from gpudesk.core.kernel_tables import context_by_device, refit_context_attention
+
+    _assert_refitted("context", refit_context_attention(), ("table",), ("efficiency", "seq_half", "fixed_us"), 0.2)
+    h100 = context_by_device()["h100-sxm5-80gb"]
+    assert 0.5 < h100.efficiency < 0.8 and "h100_sxm-vllm0.24.0-context" in h100.basis

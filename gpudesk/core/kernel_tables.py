@@ -183,66 +183,61 @@ def _entries(header: str, entries) -> list[str]:
 
 
 @functools.lru_cache(maxsize=4)
-def curves_by_device(data_dir: Path | None = None) -> dict[str, dict[str, GemmCurve]]:
-    """{device id: {precision: GemmCurve}} from curves.toml (empty when the file is missing)."""
+def _fitted(data_dir: Path | None = None) -> dict[str, list[dict]]:
+    """curves.toml's entries by kind ("curve", "allreduce", "decode", "context"); empty when the file
+    is missing. Read once per data folder."""
     path = kernels_dir(data_dir) / "curves.toml"
     if not path.is_file():
         return {}
     with path.open("rb") as handle:
-        rows = tomllib.load(handle).get("curve", [])
-    tables = {t["id"]: t for t in read_tables(data_dir)}
-    out: dict[str, dict[str, GemmCurve]] = {}
-    for row in rows:
-        table = tables.get(row["table"], {})
-        basis = (f"fitted to {row['rows']} measured products ({row['table']}, AIConfigurator at "
-                 f"{str(table.get('commit', ''))[:7]}), rms log error {row['rms_log_error']:.2f}")
-        curve = GemmCurve(**{f: row[f] for f in CURVE_FIELDS}, basis=basis, measured=True)
-        out.setdefault(row["device"], {})[row["precision"]] = curve
+        return tomllib.load(handle)
+
+
+def _by_device(kind: str, make, data_dir: Path | None) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for row in _fitted(data_dir).get(kind, []):
+        out.setdefault(row["device"], []).append(make(row))
     return out
+
+
+@functools.lru_cache(maxsize=4)
+def curves_by_device(data_dir: Path | None = None) -> dict[str, dict[str, GemmCurve]]:
+    """{device id: {precision: GemmCurve}} from curves.toml (empty when the file is missing)."""
+    tables = {t["id"]: t for t in read_tables(data_dir)}
+
+    def make(row):
+        commit = str(tables.get(row["table"], {}).get("commit", ""))[:7]
+        basis = (f"fitted to {row['rows']} measured products ({row['table']}, AIConfigurator at {commit}), rms "
+                 f"log error {row['rms_log_error']:.2f}")
+        return row["precision"], GemmCurve(**{f: row[f] for f in CURVE_FIELDS}, basis=basis, measured=True)
+    return {device: dict(pairs) for device, pairs in _by_device("curve", make, data_dir).items()}
 
 
 @functools.lru_cache(maxsize=4)
 def all_reduce_by_device(data_dir: Path | None = None) -> dict[str, tuple[AllReduceCurve, ...]]:
     """{device id: (AllReduceCurve, ...)} from curves.toml's [[allreduce]] entries."""
-    path = kernels_dir(data_dir) / "curves.toml"
-    if not path.is_file():
-        return {}
-    with path.open("rb") as handle:
-        rows = tomllib.load(handle).get("allreduce", [])
-    out: dict[str, list] = {}
-    for row in rows:
-        out.setdefault(row["device"], []).append(AllReduceCurve(row["gpus"], row["latency_us"], row["bus_gbs"],
-                                                                row["kind"], row["fabric"]))
-    return {k: tuple(v) for k, v in out.items()}
+    def make(row):
+        return AllReduceCurve(row["gpus"], row["latency_us"], row["bus_gbs"], row["kind"], row["fabric"])
+    return {device: tuple(c) for device, c in _by_device("allreduce", make, data_dir).items()}
 
 
 @functools.lru_cache(maxsize=4)
 def decode_by_device(data_dir: Path | None = None) -> dict[str, tuple[DecodeAttentionCurve, ...]]:
     """{device id: (DecodeAttentionCurve per KV dtype, ...)} from curves.toml's [[decode]] entries."""
-    path = kernels_dir(data_dir) / "curves.toml"
-    if not path.is_file():
-        return {}
-    with path.open("rb") as handle:
-        rows = tomllib.load(handle).get("decode", [])
-    out: dict[str, list] = {}
-    for row in rows:
-        out.setdefault(row["device"], []).append(DecodeAttentionCurve(
-            row["kv_dtype"], row["fixed_us"], row["per_sequence_us"], row["bandwidth_share"], row["flops_share"],
-            basis=f"fitted to {row['rows']} measured decode-attention calls ({row['table']})"))
-    return {k: tuple(v) for k, v in out.items()}
+    def make(row):
+        return DecodeAttentionCurve(row["kv_dtype"], row["fixed_us"], row["per_sequence_us"], row["bandwidth_share"],
+                                    row["flops_share"],
+                                    basis=f"fitted to {row['rows']} measured decode-attention calls ({row['table']})")
+    return {device: tuple(c) for device, c in _by_device("decode", make, data_dir).items()}
 
 
 @functools.lru_cache(maxsize=4)
 def context_by_device(data_dir: Path | None = None) -> dict[str, ContextAttentionCurve]:
     """{device id: ContextAttentionCurve} from curves.toml's [[context]] entries."""
-    path = kernels_dir(data_dir) / "curves.toml"
-    if not path.is_file():
-        return {}
-    with path.open("rb") as handle:
-        rows = tomllib.load(handle).get("context", [])
-    return {row["device"]: ContextAttentionCurve(row["efficiency"], row["seq_half"], row["fixed_us"],
-                                                 basis=f"fitted to {row['rows']} measured calls ({row['table']})")
-            for row in rows}
+    def make(row):
+        return ContextAttentionCurve(row["efficiency"], row["seq_half"], row["fixed_us"],
+                                     basis=f"fitted to {row['rows']} measured calls ({row['table']})")
+    return {device: c[-1] for device, c in _by_device("context", make, data_dir).items()}
 
 
 if __name__ == "__main__":

@@ -40,17 +40,22 @@ M_GRID = (1, 2, 4, 8, 16, 32, 64, 128, 129, 256, 257, 512, 1024, 1025, 2048, 409
 NK_GRID = (256, 512, 1024, 2048, 4096, 8192, 16384, 65536)
 
 
-def main(clone: str) -> int:
+def _frames(spec: dict, kind: str, clone: str):
+    """Each table of `kind` in tables.toml with its Parquet file read from the clone at its commit."""
     import io
 
     import pandas as pd
 
-    spec = tomllib.loads(TABLES.read_text())
-    rows = []
-    for table in spec["table"]:
+    for table in spec.get(kind, []):
         blob = subprocess.run(["git", "-C", clone, "show", f"{table['commit']}:{table['path']}"],
                               check=True, capture_output=True).stdout
-        df = pd.read_parquet(io.BytesIO(blob))
+        yield table, pd.read_parquet(io.BytesIO(blob))
+
+
+def main(clone: str) -> int:
+    spec = tomllib.loads(TABLES.read_text())
+    rows = []
+    for table, df in _frames(spec, "table", clone):
         df = df[(df.kernel_source == table["kernel"]) & (df.gemm_dtype == table["dtype"])]
         df = df[df.m.isin(M_GRID) & df.n.isin(NK_GRID) & df.k.isin(NK_GRID)]
         for r in df.sort_values(["m", "n", "k"]).itertuples():
@@ -61,10 +66,7 @@ def main(clone: str) -> int:
         out.writerows(rows)
     print(f"{len(rows)} rows -> {OUT}")
     collectives = []
-    for table in spec.get("collective", []):
-        blob = subprocess.run(["git", "-C", clone, "show", f"{table['commit']}:{table['path']}"],
-                              check=True, capture_output=True).stdout
-        df = pd.read_parquet(io.BytesIO(blob))
+    for table, df in _frames(spec, "collective", clone):
         dtype = "nccl_dtype" if "nccl_dtype" in df.columns else "allreduce_dtype"
         df = df[(df.op_name == table["op"]) & df[dtype].isin(("half", "bfloat16"))]
         if "backend" in df.columns:  # vLLM's custom all-reduce as served: replayed in a CUDA graph
@@ -77,10 +79,7 @@ def main(clone: str) -> int:
         out.writerows(collectives)
     print(f"{len(collectives)} rows -> {OUT_ALLREDUCE}")
     decode = []
-    for table in spec.get("attention", []):
-        blob = subprocess.run(["git", "-C", clone, "show", f"{table['commit']}:{table['path']}"],
-                              check=True, capture_output=True).stdout
-        df = pd.read_parquet(io.BytesIO(blob))
+    for table, df in _frames(spec, "attention", clone):
         df = df[(df.kernel_source == table["kernel"]) & df.batch_size.isin(DECODE_BATCH) & df.step.isin(DECODE_STEP)]
         if "window_size" in df.columns:
             df = df[df.window_size == 0]
@@ -97,10 +96,7 @@ def main(clone: str) -> int:
         out.writerows(decode)
     print(f"{len(decode)} rows -> {OUT_DECODE}")
     context = []
-    for table in spec.get("prefill", []):
-        blob = subprocess.run(["git", "-C", clone, "show", f"{table['commit']}:{table['path']}"],
-                              check=True, capture_output=True).stdout
-        df = pd.read_parquet(io.BytesIO(blob))
+    for table, df in _frames(spec, "prefill", clone):
         df = df[(df.kernel_source == table["kernel"]) & df.batch_size.isin(CONTEXT_BATCH) & df.isl.isin(CONTEXT_ISL)
                 & (df.kv_cache_dtype == "bfloat16")]
         if "window_size" in df.columns:
