@@ -28,7 +28,7 @@ WORKLOAD_KEYS = ("kind", "model", "params", "tokens", "seq_len", "layers", "d_mo
                  "sliding_share", "tied_embeddings", "precision", "global_batch_tokens", "tp", "pp", "dp", "cp", "ep",
                  "vpp", "sharding", "recompute", "checkpointing", "prompt_tokens", "output_tokens", "concurrency",
                  "max_batch", "weights_bytes", "kv_bytes_per_element", "micro_batch", "method", "lora_fraction",
-                 "runtime")
+                 "runtime", "server", "ttft_s_max", "tokens_per_s_per_user_min")
 METRICS = {
     "mfu": "mfu", "hfu": "hfu", "tokens_per_s": "tokens_per_s", "time_s": "time_s",
     "decode_tokens_per_s_per_user": "decode_tokens_per_s_per_user",
