@@ -17,18 +17,13 @@ from pathlib import Path
 from gpudesk.core.estimate.model import shape_of, training_flops_per_token
 from gpudesk.core.estimate.types import Range
 from gpudesk.core.resolve import estimate_scenario, resolve_workload
-from gpudesk.core.scenario import parse_scenario
+from gpudesk.core.scenario import WORKLOAD, parse_scenario
 
 HERE = Path(__file__).resolve().parent
 MEASUREMENT_FILES = sorted(HERE.glob("measurements*.toml"))
 
-WORKLOAD_KEYS = ("kind", "model", "params", "tokens", "seq_len", "layers", "d_model", "heads", "kv_heads", "vocab",
-                 "ffn_dim", "gated_ffn", "head_dim", "experts", "experts_active", "shared_experts", "expert_ffn_dim",
-                 "dense_layers", "active_params", "attention", "kv_lora_rank", "qk_rope_head_dim", "sliding_window",
-                 "sliding_share", "tied_embeddings", "precision", "global_batch_tokens", "tp", "pp", "dp", "cp", "ep",
-                 "vpp", "sharding", "recompute", "checkpointing", "prompt_tokens", "output_tokens", "concurrency",
-                 "max_batch", "weights_bytes", "kv_bytes_per_element", "micro_batch", "method", "lora_fraction",
-                 "runtime", "server", "ttft_s_max", "tokens_per_s_per_user_min")
+# every workload field a scenario takes (the scenario's own schema, so a new field reaches the rows)
+WORKLOAD_KEYS = tuple(WORKLOAD)
 METRICS = {
     "mfu": "mfu", "hfu": "hfu", "tokens_per_s": "tokens_per_s", "time_s": "time_s",
     "decode_tokens_per_s_per_user": "decode_tokens_per_s_per_user",

@@ -176,7 +176,8 @@ def layer_work(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, moe: boo
     parallelism with sequence parallelism)."""
     dense_p, moe_p = layer_matmul_params(s)
     d = s.d_model
-    attn_shapes = layer_shapes(s, tokens, tp)[:2]
+    shapes = layer_shapes(s, tokens, tp)
+    attn_shapes = shapes[:2]
     if moe:
         expert_p = (s.experts_active + s.shared_experts) * mlp_params(d, s.expert_ffn_dim, True)
         rows = max(1.0, tokens * s.experts_active / max(1, s.experts))  # tokens each expert sees
@@ -188,7 +189,6 @@ def layer_work(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, moe: boo
         gemm_bwd = 4 * (moe_p - expert_p) * tokens / tp / bwd_a + 4 * expert_p * tokens / tp / bwd_e
         mlp_width = (s.experts_active + s.shared_experts) * s.expert_ffn_dim
     else:
-        shapes = layer_shapes(s, tokens, tp)
         gemm = 2 * dense_p * tokens / tp / r.gemm_rate(shapes)
         gemm_bwd = 4 * dense_p * tokens / tp / r.gemm_rate(backward_shapes(shapes))
         mlp_width = s.ffn_dim

@@ -171,17 +171,13 @@ def usd_per_hour(inp: EstimateInput, groups: tuple[NodeGroup, ...], est: Estimat
     over the hours they run in their lifetime (at the stated utilisation) with maintenance, plus the
     electricity of the likely power. None when an owned node has no price."""
     fin, site = inp.finance, inp.site
-    total = 0.0
-    owned = [g for g in groups if g.cloud is None]
-    for g in groups:
-        if g.cloud is not None:
-            total += hourly(g, fin.pricing) * g.nodes
-    if owned:
+    total = sum(hourly(g, fin.pricing) * g.nodes for g in groups if g.cloud is not None)
+    if any(g.cloud is None for g in groups):
         capex = est.cost.capex_usd if est.cost is not None else None
         if capex is None or fin.utilization <= 0:
             return None
-        hours = fin.lifetime_years * C.HOURS_PER_YEAR * fin.utilization
-        total += capex * (1.0 / fin.lifetime_years + fin.maintenance_fraction_per_year) * fin.lifetime_years / hours
+        per_year = capex / fin.lifetime_years + capex * fin.maintenance_fraction_per_year
+        total += per_year / (C.HOURS_PER_YEAR * fin.utilization)
         if est.power_w is not None:
             total += est.power_w.likely / 1000.0 * site.electricity_usd_per_kwh
     return total

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpudesk.core.estimate import constants as C
+from gpudesk.core.estimate.compute import gemm_curve
 from gpudesk.core.estimate.frontier import frontier, operating_point, points
 from gpudesk.core.estimate.memory import capacity_basis, capacity_gb
 from gpudesk.core.estimate.model import describe, shape_of
@@ -244,7 +245,7 @@ def _assumptions(w, s, device, m: Serving) -> list[str]:
 def kernel_sources(w, s, device, tp: int = 1) -> list[str]:
     """Where the kernel times by shape come from: the device's measured tables, or its datasheet
     (all-reduces only where the layout splits the model over devices)."""
-    curve = engine_rates(device, w.precision, 1, 1.0).curve
+    curve = gemm_curve(device, profile_of(device), "fp8" if w.precision == "fp8" else "bf16")
     out = [f"Matrix multiplications timed by shape (M, N, K: tiles, waves, short-K ramp, memory side): {curve.basis}."]
     kinds = {(c.kind, c.gpus) for c in device.all_reduce_curves}
     if kinds and tp > 1:
