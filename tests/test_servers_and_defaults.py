@@ -74,3 +74,22 @@ def test_hgx_class_nodes_get_one_nic_per_gpu_and_say_so(catalogue):
 
 def _first(scenario):
     return scenario, scenario.options()[0]
+
+
+def test_every_engine_data_source_is_a_catalogue_source():
+    import tomllib
+
+    from gpudesk.core.kernel_tables import read_tables
+    from gpudesk.core.paths import bundled_data_dir
+    from gpudesk.core.servers import servers
+
+    known = set()
+    for path in (bundled_data_dir() / "sources").glob("*.toml"):
+        with path.open("rb") as handle:
+            known |= {s["id"] for s in tomllib.load(handle).get("source", [])}
+    named = {t["source"] for kind in ("table", "collective", "attention", "prefill") for t in read_tables(None, kind)}
+    named |= {row["source"] for row in servers().values() if row.get("source")}
+    assert named and named <= known, named - known
+    for kind in ("table", "collective", "attention", "prefill"):
+        for t in read_tables(None, kind):
+            assert t["date"] and len(t["commit"]) == 40, t["id"]
