@@ -41,7 +41,7 @@ EXIT_CODES = (
     (EXIT_OFFLINE, "the team catalogue's server cannot be reached"),
 )
 
-CATALOGUE_KINDS = ("accelerators", "systems", "models", "cloud", "cloud_prices", "prices", "embodied", "regions", "interconnects", "sources")
+CATALOGUE_KINDS = ("accelerators", "systems", "models", "cloud", "cloud_prices", "prices", "embodied", "cost_factors", "regions", "interconnects", "sources")
 
 
 def _catalogue_commands(sub) -> None:

@@ -404,7 +404,7 @@ def test_a_bundle_whose_files_break_the_rules_is_refused_naming_file_and_line(te
     rehash(folder)
     code, _, err = run_cli(capsys, "catalogue", "import", folder, "--dry-run")
     assert code == EXIT_INVALID
-    assert f"{folder}" in err and "prices.csv: line 2" in err and "Price must be at least 0" in err
+    assert f"{folder}" in err and "prices.csv: line 2" in err and "Price must be more than 0, not -5" in err
 
 
 def test_a_file_that_is_not_a_bundle_is_refused(other_home, tmp_path, capsys):

@@ -54,12 +54,14 @@ def test_stars_only_on_outcomes_and_the_seed_nanos_win_nothing_but_capex(catalog
     comp = build_comparison(load_scenario(EXAMPLES / "a100-vs-jetson-nanos.json"), catalogue)
     for row in comp.rows:
         if row.key not in ("fits", "decode_user", "decode_total", "ttft", "time", "throughput", "energy", "co2",
-                           "embodied", "cost_run", "capex", "break_even_runs", "break_even_months"):
+                           "embodied", "cost_run", "cost_mtok", "capex", "tco", "break_even_runs", "break_even_months",
+                           "break_even_on_demand", "break_even_spot", "break_even_reserved_1y",
+                           "break_even_reserved_3y"):
             assert row.winners == [], (row.key, row.winners)  # specifications and explanations
     nanos = {i for i, r in enumerate(comp.results) if "Jetson Nano" in r.name}
     assert len(nanos) == 2
     won = {row.key for row in comp.rows for i in row.winners if i in nanos}
-    assert won == {"capex"}, won
+    assert won == {"capex", "tco"}, won  # cheapest to buy and to own, at any speed
     a100 = next(i for i, r in enumerate(comp.results) if "A100" in r.name)
     assert comp.row("time").winners == [a100]  # many times faster: the ranges do not overlap
     assert "* marks the winner of a row: only outcomes" in format_comparison(comp)
@@ -225,7 +227,12 @@ def test_charts_with_nothing_to_compare_say_why(catalogue):
         "Each metric, relative to the best configuration", "Performance per dollar against performance per watt"]
     both = build_comparison(load_scenario(EXAMPLES / "nanochat-8xh100-rented-vs-dgx-spark.json"), catalogue)
     assert both.chart_messages == {"scores": "", "value": "", "cost": ""}
-    no_price = build_comparison(load_scenario(EXAMPLES / "a100-vs-rtx4090-laptop.json"), catalogue)
+    one_price = build_comparison(load_scenario(EXAMPLES / "a100-vs-rtx4090-laptop.json"), catalogue)
+    assert one_price.chart_messages["value"] == ("Only 1 × A100 PCIe 80GB has both a cost and a power figure (RTX 4090 "
+                                                 "Laptop GPU has no price): nothing to compare.")
+    doc = json.loads((EXAMPLES / "a100-vs-rtx4090-laptop.json").read_text())
+    doc["compare"][0]["cluster"][0]["item"] = "radeon-pro-w7900"  # no price found for it in any document read
+    no_price = build_comparison(parse_scenario(doc), catalogue)
     assert no_price.chart_messages["value"].startswith("No configuration has both a cost and a power figure")
     assert "RTX 4090 Laptop GPU has no price" in no_price.chart_messages["value"]
 

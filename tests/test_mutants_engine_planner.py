@@ -351,7 +351,8 @@ def test_memory_fit_and_cost_export_copies_and_drop_unbounded_ends():
         "electricity_usd_per_run": {"low": 0.5, "likely": 0.5, "high": 0.5}, "break_even_runs": 10.0,
         "break_even_months": 2.0, "break_even_runs_range": {"low": 5.0, "likely": 10.0, "high": None},
         "break_even_months_range": {"low": 1.0, "likely": 2.0, "high": 3.0}, "rent": "AWS", "owned_usd_per_year": 7.0,
-        "rent_usd_per_year": 8.0}
+        "rent_usd_per_year": 8.0, "capex_parts": None, "capex_notes": [], "total_usd_over_life": None,
+        "break_even_by_pricing": {}, "rent_usd_per_hour_by_pricing": {}}
     assert Cost(None, None, None, None, Range.exact(0.0), None, None).to_json()["break_even_months_range"] is None
     assert _finite(Range(float("-inf"), float("nan"), 3.0)) == {"low": None, "likely": None, "high": 3.0}
 

@@ -12,9 +12,12 @@ from datetime import date
 
 from gpudesk.core.catalogue.fields import PRICE_KIND_WORDS
 from gpudesk.core.estimate import constants as C
+from gpudesk.core.estimate.cost import PRICING_ALIASES, PRICING_WORDS
 from gpudesk.core.estimate.engine import estimate as run_estimate
+from gpudesk.core.estimate.tco import PART_FACTORS
 from gpudesk.core.estimate.types import Estimate, Range
 from gpudesk.core.format import duration, format_number, si, usd
+from gpudesk.core.prices import STALE_MONTHS, is_stale
 from gpudesk.core.resolve import ResolveError, resolve_option
 from gpudesk.core.scenario import Option, Scenario
 from gpudesk.core.summary import STEP_PARTS, plan_text, step_text
@@ -266,7 +269,8 @@ def price_used(scenario: Scenario, option: Option, catalogue, short: bool = Fals
             parts.append(f"{name}: no price in the catalogue" + (f" known on {as_of}" if as_of else ""))
             continue
         kind = PRICE_KIND_WORDS.get(price["kind"], f"{price['kind']} price")
-        shorts.append(f"{kind}, {price.get('date') or 'undated'}")
+        stale = is_stale(price.get("date"), as_of)
+        shorts.append(f"{kind}, {price.get('date') or 'undated'}" + (", STALE" if stale else ""))
         count = entry.nodes if system else entry.nodes * (entry.per_node or 1)
         src = catalogue.sources().get(price.get("source") or "", {})
         text = (f"{name}: {kind} ${price['usd']:,.0f}"
@@ -275,7 +279,10 @@ def price_used(scenario: Scenario, option: Option, catalogue, short: bool = Fals
         if price.get("notes"):
             text += f" — {price['notes']}"
         if not system:
-            text += " The price is for the accelerators only; hosts are not included."
+            text += " The price is for the accelerators only; a host per node is counted apart (capex by part)."
+        if stale:
+            text += (f" STALE: more than {STALE_MONTHS} months older than "
+                     + (f"the replay date {as_of}." if as_of else "today; check the price before acting on it."))
         parts.append(text)
     if short:
         return "; ".join(dict.fromkeys(shorts))
@@ -410,11 +417,22 @@ class _RowBuilder:
         add, per = self.add, self.per
         run = "round of requests" if self.infer else "run"
         add("cost_run", "Cost", f"Cost per {run}", "$", LOWER, per(_cost_cell))
+        if self.infer:
+            add("cost_mtok", "Cost", "Cost per million output tokens", "$", LOWER, per(_per_mtok_cell))
         add("capex", "Cost", "Purchase (capex)", "$", LOWER, per(lambda r, e: _capex_cell(r, e)))
+        add("capex_parts", "Cost", "Capex by part (hardware, hosts, network, facility)", "", None, per(_capex_parts_cell))
+        years = {r.inputs.finance.lifetime_years for r in self.results if r.inputs is not None}
+        span = f"{years.pop():g} years" if len(years) == 1 else "the years of use"
+        add("tco", "Cost", f"Total cost of owning over {span} (capex, power, upkeep)", "$", LOWER,
+            per(lambda r, e: _cell(e.cost.total_usd_over_life if e.feasible else None, usd)))
         add("break_even_runs", "Cost", "Break-even against renting", "runs", LOWER,
             per(lambda r, e: _cell(e.cost.break_even_runs if e.feasible else None, lambda v: f"{v:,.1f}")))
         add("break_even_months", "Cost", "Break-even at the stated utilisation", "months", LOWER,
             per(lambda r, e: _cell(e.cost.break_even_months if e.feasible else None, lambda v: f"{v:,.1f}")))
+        for pricing, words in PRICING_WORDS.items():
+            if any(r.estimate is not None and pricing in r.estimate.cost.break_even_by_pricing for r in self.results):
+                add(f"break_even_{pricing}", "Cost", f"Break-even against {words} cloud prices", "months", LOWER,
+                    per(lambda r, e, p=pricing: _break_even_cell(e, p)))
         what = "Output tokens per dollar" if self.infer else "Tokens trained per dollar"
         add("per_dollar", "Value", what, "tokens/$", HIGHER, per(_tokens_per_dollar))
         add("per_watt", "Value", "Throughput per kW", "tokens/s/kW", HIGHER, per(_per_kw))
@@ -423,7 +441,9 @@ class _RowBuilder:
 # Rows a buyer chooses by; every other row explains them (peaks, memory, TDP, utilisation, power,
 # the value ratios that restate cost and energy per token).
 OUTCOME_ROWS = frozenset({"fits", "decode_user", "decode_total", "ttft", "time", "throughput", "energy", "co2",
-                          "embodied", "cost_run", "capex", "break_even_runs", "break_even_months"})
+                          "embodied", "cost_run", "cost_mtok", "capex", "tco", "break_even_runs", "break_even_months",
+                          "break_even_on_demand", "break_even_spot", "break_even_reserved_1y",
+                          "break_even_reserved_3y"})
 
 
 def _clear_lead(row: Row) -> tuple[list[int], str]:
@@ -571,6 +591,45 @@ def _capex_cell(r: OptionResult, e: Estimate) -> Cell:
                 note="Price used: " + r.price_used if r.price_used else "")
 
 
+def _per_mtok_cell(r: OptionResult, e: Estimate) -> Cell:
+    """Cost per million output tokens: a round of requests' cost over its output tokens."""
+    cost = _cost_per_run(r, e)
+    w = e.workload
+    tokens = w.output_tokens * max(1, w.concurrency) if (w and e.feasible) else 0
+    if cost is None or not tokens:
+        return Cell(text="—")
+    return _cell_range(cost.scaled(1e6 / tokens), lambda v: f"${v:,.3g}" if v < 100 else usd(v))
+
+
+PART_WORDS = {"hardware": "hardware", "hosts": "hosts", "network": "network", "facility": "facility"}
+
+
+def _capex_parts_cell(r: OptionResult, e: Estimate) -> Cell:
+    parts = e.cost.capex_parts if e.feasible or e.cost.capex_parts else None
+    if any(g.cloud is not None for g in r.inputs.groups):
+        return _text("rented")
+    if not parts:
+        return _text("—")
+    one_node = sum(g.nodes for g in r.inputs.groups) <= 1
+    lines = [f"{PART_WORDS[k]} {usd(v)}" if v or k == "hardware" else
+             f"{PART_WORDS[k]}: none" + (" (one node)" if k == "network" and one_node else "")
+             for k, v in parts.items()]
+    return Cell(None, None, None, "\n".join(lines), note="\n".join(e.cost.capex_notes))
+
+
+def _break_even_cell(e: Estimate, pricing: str) -> Cell:
+    found = e.cost.break_even_by_pricing.get(pricing) if e.feasible else None
+    if found is None:
+        return Cell(text="—")
+    runs, months = found
+    if runs is None:
+        return Cell(text="never: renting is cheaper")
+    rate = e.cost.rent_rates.get(pricing)
+    text = f"{months:,.1f}" if months is not None else f"{runs:,.1f} runs"
+    return Cell(months if months is not None else None, None, None,
+                text + (f"\n(at ${rate:,.2f}/h)" if rate else ""))
+
+
 def _tokens_per_dollar(r: OptionResult, e: Estimate) -> Cell:
     cost = _cost_per_run(r, e)
     if not e.feasible or cost is None or cost.likely <= 0 or e.time_s is None:
@@ -612,6 +671,18 @@ def _winners(row: Row, eligible: list[bool] | None = None) -> list[int]:
 
 
 # ----------------------------------------------------------------------------- sources
+def _factors_used(fin, e: Estimate | None) -> list:
+    """The catalogue's cost factors behind the parts of an estimate's capex that are not zero."""
+    parts = (e.cost.capex_parts or {}) if e is not None and e.cost is not None else {}
+    if fin.tco is None:
+        return []
+    out = []
+    for part, names in PART_FACTORS.items():
+        if parts.get(part):
+            out.extend(f for f in (fin.tco.get(n) for n in names) if f is not None and f.ref)
+    return out
+
+
 def _sources(results: list[OptionResult], catalogue) -> list[dict]:
     """Every catalogue figure the comparison used, grouped by source document, numbered."""
     used: dict[str, dict] = {}
@@ -663,6 +734,8 @@ def _sources(results: list[OptionResult], catalogue) -> list[dict]:
         fin = r.inputs.finance
         if fin.rent is not None and fin.rent.cloud is not None:
             cite("cloud", catalogue.get("cloud", fin.rent.cloud.id), ["usd_per_hour"])
+        for factor in _factors_used(fin, e):
+            cite("cost_factors", catalogue.get("cost_factors", factor.ref), ["value"])
         region = catalogue.get("regions", r.inputs.site.region)
         cite("regions", region, ["grid_gco2e_per_kwh", "electricity_usd_per_kwh"])
     numbered = []
@@ -922,8 +995,9 @@ def _break_even_sentences(ok: list[OptionResult], infer: bool) -> list[str]:
                     "utilisation" if infer else
                     f"after about {e.cost.break_even_runs:,.0f} runs ({e.cost.break_even_months:,.1f} months at "
                     f"{r.inputs.finance.utilization:.0%} utilisation)")
+            pricing = PRICING_WORDS.get(PRICING_ALIASES.get(r.inputs.finance.pricing, r.inputs.finance.pricing), "")
             parts.append(f"Bought for {usd(e.cost.capex_usd)}, {r.name} pays for itself against renting "
-                         f"{e.cost.rent_label} {when}.")
+                         f"{e.cost.rent_label}" + (f" at {pricing} prices" if pricing else "") + f" {when}.")
         elif e.cost.capex_usd is not None and e.cost.cloud_usd_per_run is not None and e.cost.break_even_runs is None:
             parts.append(f"Buying {r.name} never pays off against renting {e.cost.rent_label}: a rented run costs less "
                          "than running the owned hardware.")

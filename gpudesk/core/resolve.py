@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from gpudesk.core.catalogue.convert import cloud_from_row, device_from_row, link_from_row
+from gpudesk.core.catalogue.fields import CLOUD_PRICINGS
 from gpudesk.core.estimate.engine import estimate
 from gpudesk.core.estimate.types import (
     Calibration,
@@ -16,6 +17,7 @@ from gpudesk.core.estimate.types import (
     Site,
     Workload,
 )
+from gpudesk.core.prices import STALE_MONTHS, is_stale, resolve_tco
 from gpudesk.core.scenario import ClusterEntry, Option, Scenario
 from gpudesk.core.servers import limits as server_limits
 from gpudesk.core.workload import MODEL_FIELDS, model_fields, normalise_workload  # noqa: F401 (names kept here)
@@ -102,7 +104,21 @@ def _default_intra(acc: dict, system: dict | None, catalogue=None) -> str | None
     return acc.get("intra_link") or None
 
 
-PRICING_HISTORY = {"on_demand": "on_demand", "spot": "spot", "reserved": "reserved_1y"}
+PRICING_HISTORY = {"on_demand": "on_demand", "spot": "spot", "reserved": "reserved_1y", "reserved_1y": "reserved_1y",
+                   "reserved_3y": "reserved_3y"}
+
+
+def _offer_rates(catalogue, row: dict, as_of: str | None) -> tuple[tuple[str, float], ...]:
+    """The newest price known on `as_of` of every pricing model the provider publishes for an offering."""
+    out = []
+    for pricing in CLOUD_PRICINGS:
+        found = catalogue.cloud_price(row["id"], pricing, as_of)
+        if found is None and pricing != "on_demand" and row.get("usd_per_hour_reserved") and \
+                row.get("reserved_term") == {"reserved_1y": "1y", "reserved_3y": "3y"}.get(pricing):
+            found = {"usd_per_hour": row["usd_per_hour_reserved"]}
+        if found is not None and found.get("usd_per_hour"):
+            out.append((pricing, float(found["usd_per_hour"])))
+    return tuple(out)
 
 
 def _cloud_rate(catalogue, row: dict, entry: ClusterEntry, pricing: str, as_of: str | None,
@@ -163,6 +179,29 @@ def _nic_count(entry: ClusterEntry, acc: dict, system: dict | None, per_node: in
     return 1
 
 
+def _owned_price(entry: ClusterEntry, catalogue, acc: dict, system: dict | None, per_node: int, as_of: str | None,
+                 notes: list[str]) -> tuple[float | None, bool | None]:
+    """One node's purchase price, and whether it buys a whole server (a system's price) or the
+    accelerators alone; the scenario's own figure is taken as it is (None)."""
+    capex = entry.capex_usd_per_node
+    includes_host = None
+    if capex is None:
+        price = catalogue.latest_price(system["id"] if system else acc["id"], as_of=as_of)
+        if price is None and as_of and catalogue.latest_price(system["id"] if system else acc["id"]) is not None:
+            notes.append(f"{entry.label or (system or acc)['name']}: no price known on {as_of}.")
+        if price is not None:
+            capex = price["usd"] * (1 if system else per_node)
+            includes_host = bool(system)
+            if not system:
+                notes.append(f"{acc['name']}: price is for the accelerators only ({price['kind']} ${price['usd']:,.0f} "
+                             f"each, {price.get('date') or 'undated'}); a host per node is counted apart where the "
+                             "catalogue prices one.")
+            if is_stale(price.get("date"), as_of):
+                notes.append(f"{(system or acc)['name']}: the price used is from {price.get('date') or 'an unknown date'}, "
+                             f"more than {STALE_MONTHS} months old: check it before acting on it.")
+    return capex, includes_host
+
+
 def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str], notes: list[str],
                   as_of: str | None = None, pricing: str = "on_demand") -> NodeGroup | None:
     if entry.cloud:
@@ -175,7 +214,7 @@ def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str
         if acc is None:
             problems.append(f"{where}.cloud: its accelerator '{row['accelerator']}' is missing from the catalogue")
             return None
-        offer = cloud_from_row(row)
+        offer = replace(cloud_from_row(row), rates=_offer_rates(catalogue, row, as_of))
         intra = _link(catalogue, entry.intra or row.get("intra_link") or _default_intra(acc, None, catalogue), f"{where}.intra", problems)
         inter = _link(catalogue, entry.inter or row.get("inter_link"), f"{where}.inter", problems)
         if entry.instances > 1 and inter is None:
@@ -202,22 +241,13 @@ def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str
     # a network named for a single machine still joins it to the cluster's other groups (a drawn link)
     inter = _link(catalogue, inter_id, f"{where}.inter", problems) if entry.nodes > 1 or entry.inter else None
     nic_count = _nic_count(entry, acc, system, per_node, notes)
-    capex = entry.capex_usd_per_node
-    if capex is None:
-        price = catalogue.latest_price(system["id"] if system else acc["id"], as_of=as_of)
-        if price is None and as_of and catalogue.latest_price(system["id"] if system else acc["id"]) is not None:
-            notes.append(f"{entry.label or (system or acc)['name']}: no price known on {as_of}.")
-        if price is not None:
-            capex = price["usd"] * (1 if system else per_node)
-            if not system:
-                notes.append(f"{acc['name']}: price is for the accelerators only ({price['kind']} ${price['usd']:,.0f} "
-                             f"each, {price.get('date') or 'undated'}); hosts are not included.")
+    capex, includes_host = _owned_price(entry, catalogue, acc, system, per_node, as_of, notes)
     system_power = entry.system_power_w or (system.get("system_power_w") if system else None)
     label = entry.label or (system["name"] if system else f"{per_node} × {acc['name']}")
     embodied, basis = _embodied(catalogue, acc, system, per_node)
     return NodeGroup(device=device_from_row(acc, entry.overrides), per_node=per_node, nodes=entry.nodes, intra=intra,
                      inter=inter, nic_count=max(1, nic_count), label=label, system_power_w=system_power,
-                     node_overhead_w=entry.node_overhead_w, capex_usd_per_node=capex,
+                     node_overhead_w=entry.node_overhead_w, capex_usd_per_node=capex, capex_includes_host=includes_host,
                      embodied_kg_per_node=embodied, embodied_basis=basis)
 
 
@@ -270,8 +300,9 @@ def resolve_finance(spec: dict, catalogue, where: str, problems: list[str], note
         lifetime_years=float(spec.get("lifetime_years", settings.lifetime_years if settings else 4.0)),
         utilization=float(spec.get("utilization", settings.utilization if settings else 0.6)),
         maintenance_fraction_per_year=float(spec.get("maintenance_fraction_per_year", 0.0)),
-        pricing=spec.get("pricing", "on_demand"),
+        pricing=PRICING_HISTORY.get(spec.get("pricing", "on_demand"), "on_demand"),
         embodied=bool(spec.get("embodied", True)),
+        tco=resolve_tco(spec, catalogue, settings),
     )
 
 

@@ -31,7 +31,8 @@ RECOMPUTE = ("none", "selective", "full")
 ATTENTIONS = ("mha", "gqa", "mqa", "mla")
 RUNTIMES = ("graphs", "eager")
 METHODS = ("full", "lora", "qlora")
-PRICING = ("on_demand", "spot", "reserved")
+# "reserved" is the older name of a 1-year commitment, still read
+PRICING = ("on_demand", "spot", "reserved_1y", "reserved_3y", "reserved")
 OVERRIDABLE = ("memory_gb", "mem_bandwidth_gbs", "tdp_w", "idle_w", "fp32_tflops", "tf32_tflops", "fp16_tflops",
                "bf16_tflops", "fp8_tflops", "int8_tops", "fp4_tflops", "intra_link_gbs")
 
@@ -154,6 +155,14 @@ FINANCE = {
     "as_of": F("date"),
     # count the embodied (manufacturing) CO2 of owned hardware, spread over its lifetime
     "embodied": F("bool"),
+    # cost of ownership: replace the catalogue's cost factors (data/cost_factors.csv)
+    "host_usd_per_node": F("number", minimum=0, maximum=1e9),
+    "nic_usd": F("number", minimum=0, maximum=1e7),
+    "switch_usd": F("number", minimum=0, maximum=1e8),
+    "switch_ports": F("int", minimum=2, maximum=100_000),
+    "link_usd": F("number", minimum=0, maximum=1e7),
+    "facility_usd_per_kw": F("number", minimum=0, maximum=1e7),
+    "facility": F("bool"),  # count the facility's capex (false: colocation or a room already paid for)
 }
 REPORT = {"question": F("str"), "author": F("str"), "organisation": F("str")}
 OPTION = {"name": F("str", required=True), "cluster": F("list", required=True), "finance": F("object"),

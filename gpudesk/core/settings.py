@@ -41,6 +41,10 @@ class Settings:
     organisation: str = ""
     page_size: str = "A4"
     calibration_enabled: bool = True
+    # the user's own cost-of-ownership figures, replacing the catalogue's (gpudesk.core.prices):
+    # host_usd_per_node, nic_usd, switch_usd, switch_ports, link_usd, facility_usd_per_kw
+    # (numbers) and facility (whether to count the facility at all)
+    tco: dict = field(default_factory=dict)
     problems: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def validate(self) -> list[str]:
@@ -73,7 +77,26 @@ class Settings:
             out.append(f"page_size: {self.page_size!r} is not one of {', '.join(PAGE_SIZES)}")
         if not isinstance(self.calibration_enabled, bool):
             out.append("calibration_enabled: must be true or false")
+        out.extend(_tco_problems(self.tco))
         return out
+
+
+TCO_NUMBERS = ("host_usd_per_node", "nic_usd", "switch_usd", "switch_ports", "link_usd", "facility_usd_per_kw")
+
+
+def _tco_problems(tco: object) -> list[str]:
+    if not isinstance(tco, dict):
+        return ["tco: must be an object of cost figures"]
+    out = []
+    for key, value in tco.items():
+        if key == "facility":
+            if value is not None and not isinstance(value, bool):
+                out.append("tco: facility must be true or false")
+        elif key not in TCO_NUMBERS:
+            out.append(f"tco: unknown cost figure {key!r} (known: {', '.join(TCO_NUMBERS)}, facility)")
+        elif value is not None and (not _is_number(value) or not 0 < float(value) <= 1e9):
+            out.append(f"tco: {key} {value!r} is not a number more than 0")
+    return out
 
 
 def _url_password(url: str) -> bool:

@@ -31,7 +31,8 @@ def test_preferences_test_connection_says_what_it_found_and_the_password_goes_to
     monkeypatch.delenv("GPUDESK_DB_PASSWORD")
     dialog = PreferencesDialog(None)
     qtbot.addWidget(dialog)
-    dialog.resize(720, 760)
+    dialog.resize(720, 560)
+    dialog.pages.setCurrentWidget(dialog.team.parentWidget())  # the "Reports and team" page
     dialog.team.url.setText(team_url)
     dialog.team.source.setCurrentIndex(dialog.team.source.findData("keyring"))
     dialog.team.password.setText("wrong")

@@ -92,7 +92,7 @@ def test_price_history_chart_follows_the_selection(view):
 
 
 def test_kinds_switch_tables(view):
-    order = ["accelerators", "systems", "models", "cloud", "prices", "regions", "interconnects", "sources"]
+    order = ["accelerators", "systems", "models", "cloud", "prices", "cost_factors", "regions", "interconnects", "sources"]
     assert [view.tabs.tabText(i).split(" (")[0] for i in range(view.tabs.count())] == [KIND_LABELS[k] for k in order]
     for kind in order[1:]:
         view.set_kind(kind)

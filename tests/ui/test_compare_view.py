@@ -345,12 +345,17 @@ def test_with_one_runnable_configuration_the_charts_say_there_is_nothing_to_comp
     assert not charts.empty_scores.isVisible() and sum(b.isVisible() for b in charts.bars) == 2
 
 
-def test_an_empty_value_chart_says_why(view):
-    view.load_path(EXAMPLES / "a100-vs-rtx4090-laptop.json", as_preset=True)
+def test_an_empty_value_chart_says_why(view, tmp_path):
+    doc = json.loads((EXAMPLES / "a100-vs-rtx4090-laptop.json").read_text())
+    doc["compare"][0]["name"] = "1 × Radeon PRO W7900"
+    doc["compare"][0]["cluster"][0]["item"] = "radeon-pro-w7900"  # no price found for it in any document read
+    path = tmp_path / "no-prices.json"
+    path.write_text(json.dumps(doc))
+    view.load_path(path, as_preset=True)
     view.tabs.setCurrentIndex(1)
     text = view.charts.empty_value.textItem.toPlainText()
     assert view.charts.empty_value.isVisible() and len(view.charts.value_points.data) == 0
-    assert text == ("No configuration has both a cost and a power figure (1 × A100 PCIe 80GB has no price; "
+    assert text == ("No configuration has both a cost and a power figure (1 × Radeon PRO W7900 has no price; "
                     "RTX 4090 Laptop GPU has no price): nothing to compare.")
     assert "no purchase price" in view.charts.empty_cost.textItem.toPlainText()
 
@@ -360,10 +365,26 @@ def test_the_purchase_price_row_says_which_price_it_used(view):
 
     view.load_path(EXAMPLES / "a100-vs-jetson-nanos.json", as_preset=True)
     capex = view.comparison.row("capex")
-    assert capex.cells[1].text == "$990\n(MSRP, 2019-03-18)"
+    assert capex.cells[1].text == "$990\n(MSRP, 2019-03-18, STALE)"  # more than 12 months old
     tip = view.model.index(view.model.row_index("capex"), 3).data(Qt.ItemDataRole.ToolTipRole)
     assert "NVIDIA Jetson Nano Developer Kit (4 GB): MSRP $99 × 10 (2019-03-18" in tip
     assert "Jetson Nano Developer Kit (4 GB) launch price." in tip
     assert capex.cells[0].note == "Price used: A100 PCIe 40GB: $10,000 per node, given in this comparison"
     assert any("purchase price: NVIDIA Jetson Nano Developer Kit (4 GB): MSRP $99 × 100" in a
                for a in view.comparison.assumptions)
+
+
+def test_the_cloud_price_choice_moves_break_even_and_is_saved(view, qtbot):
+    view.load_path(EXAMPLES / "own-or-rent-8xh100-mi300x-b200.json", as_preset=True)
+    qtbot.waitUntil(lambda: view.comparison is not None and view.comparison.row("break_even_reserved_3y") is not None,
+                    timeout=10000)
+    assert view.pricing.currentData() == "reserved_3y"
+    first = view.comparison.results[0].estimate.cost
+    three_year = first.break_even_months
+    assert three_year == pytest.approx(first.break_even_by_pricing["reserved_3y"][1])
+    assert view.comparison.row("capex_parts").cells[0].text.splitlines()[1].startswith("hosts $")
+    view.pricing.setCurrentIndex(view.pricing.findData("on_demand"))
+    assert "pricing" not in view.scenario().finance  # on demand is the default: not written
+    qtbot.waitUntil(lambda: view.comparison.results[0].estimate.cost.break_even_months < three_year, timeout=10000)
+    view.pricing.setCurrentIndex(view.pricing.findData("reserved_1y"))
+    assert view.scenario().finance["pricing"] == "reserved_1y"

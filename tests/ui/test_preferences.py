@@ -46,3 +46,23 @@ def test_a_refused_value_is_named_and_nothing_is_stored(qtbot, catalogue, monkey
     assert "Not saved" in dialog.message.text() and "read-only" in dialog.message.text()
     assert not dialog.message.isHidden()
     assert load_settings().pue == pytest.approx(before.pue)
+
+
+def test_cost_of_ownership_figures_are_saved_and_zero_means_the_catalogue(qtbot, catalogue):
+    dialog = PreferencesDialog(catalogue)
+    qtbot.addWidget(dialog)
+    assert dialog.tco_fields["host_usd_per_node"].value() == 0  # nothing set: the catalogue's
+    assert dialog.tco_fields["host_usd_per_node"].text() == "the catalogue's"
+    dialog.tco_fields["host_usd_per_node"].setValue(45000)
+    dialog.tco_fields["facility_usd_per_kw"].setValue(9000)
+    dialog.facility.setChecked(False)
+    dialog.accept()
+    saved = load_settings().tco
+    assert saved == {"host_usd_per_node": 45000.0, "facility_usd_per_kw": 9000.0, "facility": False}
+    again = PreferencesDialog(catalogue)
+    qtbot.addWidget(again)
+    assert again.tco_fields["host_usd_per_node"].value() == 45000 and not again.facility.isChecked()
+    again.tco_fields["host_usd_per_node"].setValue(0)
+    again.facility.setChecked(True)
+    again.accept()
+    assert load_settings().tco == {"facility_usd_per_kw": 9000.0}

@@ -14,7 +14,7 @@ NOT_APPLICABLE, NOT_PUBLISHED, UNKNOWN = "not applicable", "not published", "unk
 
 # Rates that arrived with particular architectures: their absence across a whole architecture,
 # next to published 16-bit rates, means the architecture has no such unit.
-GENERATIONAL = {"fp8_tflops": "FP8", "fp4_tflops": "FP4"}
+GENERATIONAL = {"fp8_tflops": "FP8", "fp4_tflops": "FP4", "bf16_tflops": "BF16", "fp16_tflops": "FP16"}
 SIXTEEN_BIT = ("bf16_tflops", "fp16_tflops")
 
 
@@ -71,7 +71,9 @@ def why_blank(catalogue, kind: str, record: dict, field: str, label: str = "") -
 
 def _generational(catalogue, record: dict, field: str) -> Blank | None:
     arch = record.get("architecture")
-    if not arch or not any(record.get(f) is not None for f in SIXTEEN_BIT):
+    # the other 16-bit format stands in for "its 16-bit rates" when the blank is itself 16-bit (BF16 on
+    # Volta, FP16 on a TPU)
+    if not arch or not any(record.get(f) is not None for f in SIXTEEN_BIT if f != field):
         return None
     same = [a for a in catalogue.items("accelerators")
             if a.get("architecture") == arch and a.get("vendor") == record.get("vendor")]
@@ -79,8 +81,10 @@ def _generational(catalogue, record: dict, field: str) -> Blank | None:
         return None
     name = GENERATIONAL[field]
     vendor = f"{record['vendor']} " if record.get("vendor") else ""
-    return Blank(NOT_APPLICABLE, f"Not applicable: no {vendor}{arch} device in the catalogue has an {name} rate "
-                                 "(its 16-bit rates are published).")
+    published = "its other 16-bit rate is" if field in SIXTEEN_BIT else "its 16-bit rates are"
+    article = "an" if name[0] in "F" else "a"
+    return Blank(NOT_APPLICABLE, f"Not applicable: no {vendor}{arch} device in the catalogue has {article} {name} rate "
+                                 f"({published} published).")
 
 
 __all__ = ["Blank", "NOT_APPLICABLE", "NOT_PUBLISHED", "UNKNOWN", "why_blank"]

@@ -27,6 +27,7 @@ CSV_FILES = {
     "interconnects": "interconnects.csv",
     "cloud_prices": "cloud_prices.csv",
     "embodied": "embodied.csv",
+    "cost_factors": "cost_factors.csv",
 }
 
 

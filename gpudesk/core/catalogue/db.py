@@ -17,7 +17,7 @@ from gpudesk.core.catalogue import backup
 log = logging.getLogger(__name__)
 
 # The newest migration in migrations/versions; tests check that it is Alembic's head.
-HEAD_REVISION = "0005_bench_setups"
+HEAD_REVISION = "0006_cost_factors"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
 
 

@@ -32,6 +32,7 @@ class Field:
     source_field: str = ""  # the column holding this figure's source, when not `source`
     date_field: str = ""  # the column holding this figure's date, when not `date`
     help: str = ""
+    positive: bool = False  # a price: zero or less is refused
 
     @property
     def numeric(self) -> bool:
@@ -62,6 +63,9 @@ PRICE_KINDS = ("list", "msrp", "street", "quote", "reported_deal")
 PRICE_KIND_WORDS = {"list": "list price", "msrp": "MSRP", "street": "street price", "quote": "your quote",
                     "reported_deal": "reported deal"}
 CLOUD_PRICINGS = ("on_demand", "spot", "reserved_1y", "reserved_3y")
+# the cost-of-ownership factors (gpudesk.core.estimate.tco.COMPONENTS; kept in step by a test)
+COST_COMPONENTS = ("host_usd_per_node", "nic_usd", "switch_usd", "switch_ports", "link_usd",
+                   "facility_usd_per_kw")
 EMBODIED_BOUNDARIES = ("cradle_to_gate", "lifecycle_excl_use", "lifecycle_total")
 EMBODIED_SCOPES = ("device", "system", "baseboard")
 FFN_KINDS = ("swiglu", "geglu", "gelu")
@@ -164,14 +168,14 @@ KINDS: dict[str, tuple[Field, ...]] = {
         ID,
         Field("item", "Item", "ref", ref="accelerators|systems", required=True),
         Field("kind", "Kind", "choice", choices=PRICE_KINDS, required=True),
-        _f("usd", "Price", "$", hi=1e9, required=True),
+        _f("usd", "Price", "$", hi=1e9, required=True, positive=True),
         DATE, SOURCE, NOTES,
     ),
     "cloud_prices": (
         ID,
         Field("offering", "Offering", "ref", ref="cloud", required=True),
         Field("pricing", "Pricing", "choice", choices=CLOUD_PRICINGS, required=True),
-        _f("usd_per_hour", "Price", "$/h", hi=1e6, required=True),
+        _f("usd_per_hour", "Price", "$/h", hi=1e6, required=True, positive=True),
         DATE, SOURCE, NOTES,
     ),
     "embodied": (
@@ -182,6 +186,14 @@ KINDS: dict[str, tuple[Field, ...]] = {
         Field("scope", "Covers", "choice", choices=EMBODIED_SCOPES, required=True),
         _f("manufacturing_share", "Manufacturing share", "", hi=1.0, column=False,
            help="share of a whole-life figure that is manufacturing (production and transport)"),
+        DATE, SOURCE, NOTES,
+    ),
+    "cost_factors": (
+        ID,
+        Field("component", "Component", "choice", choices=COST_COMPONENTS, required=True),
+        _f("value", "Value", "", hi=1e9, required=True, positive=True,
+           help="USD for a price (per node, per NIC, per switch, per transceiver, per kW), a count for ports"),
+        Field("applies_to", "Applies to", help="what exactly was priced: the part, its speed and size"),
         DATE, SOURCE, NOTES,
     ),
     "regions": (
@@ -262,6 +274,7 @@ KIND_LABELS = {
     "interconnects": "Interconnects",
     "cloud_prices": "Cloud price history",
     "embodied": "Embodied carbon",
+    "cost_factors": "Cost factors",
     "models": "Models",
     "sources": "Sources",
 }
@@ -276,6 +289,7 @@ KIND_NOUNS = {
     "interconnects": "interconnect",
     "cloud_prices": "cloud price",
     "embodied": "embodied-carbon figure",
+    "cost_factors": "cost factor",
     "models": "model",
     "sources": "source",
 }
@@ -301,6 +315,8 @@ def parse_value(field: Field, raw: object) -> object:
     kind = field.type
     if kind in ("int", "float"):
         value = _parse_number(field, raw)
+        if field.positive and value <= 0:
+            raise FieldError(f"{field.label} must be more than 0, not {_fmt(value)}")
         if field.minimum is not None and value < field.minimum:
             raise FieldError(f"{field.label} must be at least {_fmt(field.minimum)}{_unit(field)}, not {_fmt(value)}")
         if field.maximum is not None and value > field.maximum:
@@ -323,6 +339,9 @@ def parse_value(field: Field, raw: object) -> object:
     if kind == "date":
         if not DATE_RE.match(text):
             raise FieldError(f"{field.label} {text!r} must be a date like 2024, 2024-06 or 2024-06-30")
+        if text > date.today().isoformat()[:len(text)]:
+            raise FieldError(f"{field.label} {text} is in the future: a price or figure is dated when it was "
+                             "published or observed")
         return text
     if kind == "choice":
         if text not in field.choices:
@@ -342,6 +361,8 @@ def _parse_number(field: Field, raw: object) -> float | int:
         value = float(raw)
     else:
         text = str(raw).strip().replace(",", "").replace("_", "")
+        if field.unit.startswith("$"):
+            text = _dollars(field, text)
         try:
             value = float(text)
         except ValueError:
@@ -354,6 +375,21 @@ def _parse_number(field: Field, raw: object) -> float | int:
             raise FieldError(f"{field.label} must be a whole number, not {raw!r}")
         return int(value)
     return value
+
+
+CURRENCY_RE = re.compile(r"(?i)^\s*(?P<pre>[A-Z]{3}|[€£¥₹₩]|US\$|\$)?\s*(?P<num>[-+0-9.eE]+)\s*(?P<post>[A-Z]{3}|[€£¥₹₩])?\s*$")
+
+
+def _dollars(field: Field, text: str) -> str:
+    """A money figure without its currency mark; a currency other than US dollars is refused."""
+    m = CURRENCY_RE.match(text)
+    if m is None:
+        return text
+    mark = (m.group("pre") or m.group("post") or "").upper()
+    if mark and mark not in ("$", "US$", "USD"):
+        raise FieldError(f"{field.label} {text!r} is not in US dollars: gpudesk keeps every price in USD; convert it "
+                         "and say the rate and its date in the notes")
+    return m.group("num")
 
 
 def _fmt(value: float) -> str:

@@ -32,6 +32,7 @@ TABLE_NAMES = {
     "interconnects": "interconnects",
     "cloud_prices": "cloud_price_history",
     "embodied": "embodied_carbon",
+    "cost_factors": "cost_factors",
     "models": "models",
     "sources": "sources",
 }
@@ -217,16 +218,19 @@ class CatalogueReader:
             }
         return out
 
-    def latest_price(self, item_id: str, kinds: tuple[str, ...] = ("quote", "list", "msrp", "street"),
+    def latest_price(self, item_id: str, kinds: tuple[str, ...] = ("quote", "list", "msrp", "street", "reported_deal"),
                      as_of: str | None = None) -> dict | None:
-        """The price to use for an item: the newest user quote, else the newest list/MSRP, else street;
+        """The price to use for an item: the newest user quote, else the newest list/MSRP, else street,
+        else a reported deal (the dearer end of a range reported on one date);
         with `as_of` (YYYY-MM-DD), only what was known on that date."""
         prices = [p for p in self.items("prices") if p["item"] == item_id and p["kind"] in kinds
                   and known_by(p.get("date"), as_of)]
         if not prices:
             return None
         rank = {k: i for i, k in enumerate(kinds)}
-        prices.sort(key=lambda p: (rank.get(p["kind"], 99), neg_date(p.get("date") or "")))
+        # on the same kind and date (the two ends of a reported range), the dearer figure: capex is
+        # never understated by the choice of an end
+        prices.sort(key=lambda p: (rank.get(p["kind"], 99), neg_date(p.get("date") or ""), -float(p.get("usd") or 0)))
         return prices[0]
 
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpudesk.core.estimate import constants as C
+from gpudesk.core.estimate import tco
 from gpudesk.core.estimate.types import Cost, Estimate, EstimateInput, Finance, Finding, NodeGroup, Range
 
 
@@ -24,15 +25,32 @@ def break_even(capex_usd: float, cloud_usd_per_run: float, owned_usd_per_run: fl
     return runs, months
 
 
+# "reserved" is what scenarios saved before the 1- and 3-year terms were told apart called a 1-year term
+PRICING_ALIASES = {"reserved": "reserved_1y"}
+PRICING_WORDS = {"on_demand": "on demand", "spot": "spot", "reserved_1y": "1-year committed",
+                 "reserved_3y": "3-year committed"}
+
+
 def hourly(g: NodeGroup, pricing: str) -> float:
+    """The group's price per instance-hour under `pricing`; on demand where the provider publishes
+    no such price (`has_rate` tells the caller)."""
     if g.usd_per_hour_override is not None:
         return g.usd_per_hour_override
-    offer = g.cloud
-    if pricing == "spot" and offer.usd_per_hour_spot:
-        return offer.usd_per_hour_spot
-    if pricing == "reserved" and offer.usd_per_hour_reserved:
-        return offer.usd_per_hour_reserved
-    return offer.usd_per_hour
+    found = g.cloud.rate(PRICING_ALIASES.get(pricing, pricing))
+    return found if found else g.cloud.usd_per_hour
+
+
+def has_rate(g: NodeGroup, pricing: str) -> bool:
+    return g.usd_per_hour_override is not None or bool(g.cloud.rate(PRICING_ALIASES.get(pricing, pricing)))
+
+
+def rates(groups, nodes_of=lambda g: g.nodes) -> dict[str, float]:
+    """The rented groups' price per hour under every pricing model all of them publish."""
+    out = {}
+    for pricing in PRICING_WORDS:
+        if groups and all(has_rate(g, pricing) for g in groups):
+            out[pricing] = sum(hourly(g, pricing) * nodes_of(g) for g in groups)
+    return out
 
 
 @dataclass
@@ -40,6 +58,7 @@ class Rent:
     per_run: Range | None = None
     hours: Range | None = None
     label: str = ""
+    rates: dict[str, float] | None = None  # the rented cluster's price per hour by pricing model
 
 
 _RENT_CACHE: dict[tuple, tuple] = {}
@@ -74,7 +93,8 @@ def _rent(inp: EstimateInput, est: Estimate, owned, rented, estimate_fn) -> Rent
     if rented:
         rate = sum(hourly(g, fin.pricing) * g.nodes for g in rented)
         label = " + ".join(f"{g.nodes} × {g.cloud.provider} {g.cloud.instance_type}" for g in rented)
-        return Rent(t.scaled(rate / 3600.0), t.scaled(1 / 3600.0), label)
+        _note_missing_rate(rented, fin.pricing, est)
+        return Rent(t.scaled(rate / 3600.0), t.scaled(1 / 3600.0), label, rates(rented))
     if fin.rent is None or not owned:
         return Rent()
     found = _rent_estimate(inp, estimate_fn)
@@ -88,17 +108,28 @@ def _rent(inp: EstimateInput, est: Estimate, owned, rented, estimate_fn) -> Rent
         return Rent()
     rate = hourly(group, fin.pricing) * group.nodes
     label = f"{group.nodes} × {group.cloud.provider} {group.cloud.instance_type}"
-    est.assumptions.append(f"Renting: {label} at ${rate:,.2f}/h ({fin.pricing.replace('_', ' ')}) would take "
+    _note_missing_rate([group], fin.pricing, est)
+    est.assumptions.append(f"Renting: {label} at ${rate:,.2f}/h ({_words(fin.pricing)}) would take "
                            f"{result.time_s.likely / 3600:,.3g} h per run on its own hardware.")
-    return Rent(result.time_s.scaled(rate / 3600.0), result.time_s.scaled(1 / 3600.0), label)
+    return Rent(result.time_s.scaled(rate / 3600.0), result.time_s.scaled(1 / 3600.0), label, rates([group]))
 
 
-def _capex(owned, est: Estimate) -> float | None:
+def _words(pricing: str) -> str:
+    return PRICING_WORDS.get(PRICING_ALIASES.get(pricing, pricing), pricing.replace("_", " "))
+
+
+def _note_missing_rate(groups, pricing: str, est: Estimate) -> None:
+    missing = sorted({g.cloud.instance_type for g in groups if not has_rate(g, pricing)})
+    if missing:
+        est.notes.append(Finding("no_rate", f"No {_words(pricing)} price published for {', '.join(missing)}: its "
+                                 "on-demand price is used.", {"pricing": pricing}))
+
+
+def _capex(owned, est: Estimate, factors) -> tco.Capex | None:
     if not owned:
         return None
-    prices = [g.capex_usd_per_node for g in owned]
-    if all(p is not None for p in prices):
-        return sum(p * g.nodes for p, g in zip(prices, owned))
+    if all(g.capex_usd_per_node is not None for g in owned):
+        return tco.capex(owned, factors)
     unpriced = sorted({g.label or g.device.name for g in owned if g.capex_usd_per_node is None})
     est.notes.append(Finding("no_price", f"No price in the catalogue for {', '.join(unpriced)}: add a quote to get "
                              "capex and break-even.", {"items": ", ".join(unpriced)}))
@@ -123,25 +154,16 @@ def cost(inp: EstimateInput, groups: tuple[NodeGroup, ...], est: Estimate,
     owned = [g for g in groups if g.cloud is None]
     rented = [g for g in groups if g.cloud is not None]
     electricity = est.energy_kwh.scaled(site.electricity_usd_per_kwh) if est.energy_kwh is not None else None
-    capex = _capex(owned, est)
+    parts = _capex(owned, est, fin.tco)
+    capex = parts.total if parts is not None else None
     rent = _rent(inp, est, owned, rented, estimate_fn)
     out = Cost(rent.per_run, capex, None, None, electricity or Range.exact(0.0), None, None, rent.label, rent.hours)
+    out.rent_rates = dict(rent.rates or {})
+    if parts is not None:
+        out.capex_parts, out.capex_notes = parts.parts(), list(parts.notes)
     t = est.time_s
     if t is not None and owned and electricity is not None:
-        hours = t.scaled(1 / 3600.0)
-        runs_per_year = C.HOURS_PER_YEAR * fin.utilization / hours.likely if hours.likely > 0 else math.inf
-        maint = (capex or 0.0) * fin.maintenance_fraction_per_year / runs_per_year if runs_per_year else 0.0
-        out.owned_marginal_usd_per_run = Range(electricity.low + maint, electricity.likely + maint, electricity.high + maint)
-        if capex is not None:
-            if runs_per_year > 0:  # hardware never used (utilisation 0) has no cost per run, only per year
-                amortised = capex / (runs_per_year * fin.lifetime_years) if runs_per_year != math.inf else 0.0
-                m = out.owned_marginal_usd_per_run
-                out.owned_usd_per_run = Range(m.low + amortised * hours.low / hours.likely, m.likely + amortised,
-                                              m.high + amortised * hours.high / hours.likely)
-            out.owned_usd_per_year = capex / fin.lifetime_years + capex * fin.maintenance_fraction_per_year + \
-                (est.energy_kwh_per_year or 0.0) * site.electricity_usd_per_kwh
-            if rent.per_run is not None:
-                _set_break_even(out, capex, rent, hours, fin, runs_per_year, est)
+        _owned_costs(out, inp, est, capex, rent, electricity, t)
     elif t is not None and rented and rent.per_run is not None:
         hours_likely = t.likely / 3600.0
         out.rent_usd_per_year = rent.per_run.likely * fin.utilization * C.HOURS_PER_YEAR / hours_likely if hours_likely else None
@@ -149,8 +171,31 @@ def cost(inp: EstimateInput, groups: tuple[NodeGroup, ...], est: Estimate,
         est.assumptions.append(
             f"Owning: ${capex:,.0f} capex over {fin.lifetime_years:g} years at {fin.utilization:.0%} utilisation"
             + (f", maintenance {fin.maintenance_fraction_per_year:.0%} of capex a year" if fin.maintenance_fraction_per_year else "")
-            + "; hosts, network and installation only where the scenario or a system price includes them.")
+            + ".")
+        est.assumptions.extend(parts.notes)
     return out
+
+
+def _owned_costs(out: Cost, inp: EstimateInput, est: Estimate, capex: float | None, rent: Rent, electricity: Range,
+                 t: Range) -> None:
+    """Cost per run, per year and over the years of use of owned hardware, and its break-even."""
+    fin, site = inp.finance, inp.site
+    hours = t.scaled(1 / 3600.0)
+    runs_per_year = C.HOURS_PER_YEAR * fin.utilization / hours.likely if hours.likely > 0 else math.inf
+    maint = (capex or 0.0) * fin.maintenance_fraction_per_year / runs_per_year if runs_per_year else 0.0
+    out.owned_marginal_usd_per_run = Range(electricity.low + maint, electricity.likely + maint, electricity.high + maint)
+    if capex is None:
+        return
+    if runs_per_year > 0:  # hardware never used (utilisation 0) has no cost per run, only per year
+        amortised = capex / (runs_per_year * fin.lifetime_years) if runs_per_year != math.inf else 0.0
+        m = out.owned_marginal_usd_per_run
+        out.owned_usd_per_run = Range(m.low + amortised * hours.low / hours.likely, m.likely + amortised,
+                                      m.high + amortised * hours.high / hours.likely)
+    running = capex * fin.maintenance_fraction_per_year + (est.energy_kwh_per_year or 0.0) * site.electricity_usd_per_kwh
+    out.owned_usd_per_year = capex / fin.lifetime_years + running
+    out.total_usd_over_life = capex + running * fin.lifetime_years
+    if rent.per_run is not None:
+        _set_break_even(out, capex, rent, hours, fin, runs_per_year, est)
 
 
 def _set_break_even(out: Cost, capex: float, rent: Rent, hours: Range, fin: Finance, runs_per_year: float,
@@ -164,6 +209,11 @@ def _set_break_even(out: Cost, capex: float, rent: Rent, hours: Range, fin: Fina
     else:
         est.notes.append(Finding("rent_cheaper", "Renting costs less per run than running the owned hardware: buying "
                                  "never breaks even.", {}))
+    rent_hours = rent.hours.likely if rent.hours is not None else None
+    for pricing, rate in (rent.rates or {}).items():
+        if rent_hours is not None:
+            out.break_even_by_pricing[pricing] = break_even(capex, rate * rent_hours, out.owned_marginal_usd_per_run.likely,
+                                                            hours.likely, fin.utilization)
 
 
 def usd_per_hour(inp: EstimateInput, groups: tuple[NodeGroup, ...], est: Estimate) -> float | None:

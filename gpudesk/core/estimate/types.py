@@ -127,6 +127,22 @@ class CloudOffer:
     usd_per_hour_spot: float | None = None
     usd_per_hour_reserved: float | None = None
     region: str = ""
+    # the newest price of each pricing model the provider publishes (on_demand, spot, reserved_1y,
+    # reserved_3y), USD per hour for the whole instance
+    rates: tuple[tuple[str, float], ...] = ()
+
+    def rate(self, pricing: str) -> float | None:
+        """The hourly price under `pricing`, None when the provider publishes none."""
+        found = dict(self.rates).get(pricing)
+        if found is not None:
+            return found
+        if pricing == "on_demand":
+            return self.usd_per_hour
+        if pricing == "spot":
+            return self.usd_per_hour_spot
+        if pricing == "reserved_1y":  # an offering's single reserved price is a 1-year term unless the rates say
+            return self.usd_per_hour_reserved
+        return None
 
 
 @dataclass(frozen=True)
@@ -143,6 +159,9 @@ class NodeGroup:
     system_power_w: float | None = None  # measured or rated power of one node, replaces the model
     node_overhead_w: float | None = None  # CPU, memory, NIC, fans of one node
     capex_usd_per_node: float | None = None  # purchase price of one node (devices and host)
+    # whether that price buys a whole server (a system's price) or the accelerators alone (False), or
+    # the user's own figure (None: taken as it is)
+    capex_includes_host: bool | None = None
     cloud: CloudOffer | None = None  # rented instead of owned
     usd_per_hour_override: float | None = None
     embodied_kg_per_node: float | None = None  # manufacturing CO2e of one node, as far as it is known
@@ -236,8 +255,9 @@ class Finance:
     lifetime_years: float = 4.0
     utilization: float = 0.6  # share of the year the owned hardware runs this workload
     maintenance_fraction_per_year: float = 0.0
-    pricing: str = "on_demand"  # on_demand | spot | reserved
+    pricing: str = "on_demand"  # on_demand | spot | reserved_1y | reserved_3y
     embodied: bool = True  # spread the owned hardware's embodied CO2 over its lifetime
+    tco: object | None = None  # tco.TcoFactors: hosts, network and facility; None counts the hardware alone
 
 
 @dataclass(frozen=True)
@@ -294,6 +314,14 @@ class Cost:
     rent_usd_per_year: float | None = None
     break_even_runs_range: Range | None = None
     break_even_months_range: Range | None = None
+    # capex by part (hardware, hosts, network, facility) and what each part counts
+    capex_parts: dict[str, float] | None = None
+    capex_notes: list[str] = field(default_factory=list)
+    # capex plus the running cost (electricity, maintenance) over the years of use
+    total_usd_over_life: float | None = None
+    # break-even against every pricing model the rented alternative has: pricing -> (runs, months)
+    break_even_by_pricing: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+    rent_rates: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         def r(x):
@@ -312,6 +340,11 @@ class Cost:
             "rent": self.rent_label,
             "owned_usd_per_year": self.owned_usd_per_year,
             "rent_usd_per_year": self.rent_usd_per_year,
+            "capex_parts": self.capex_parts,
+            "capex_notes": list(self.capex_notes),
+            "total_usd_over_life": self.total_usd_over_life,
+            "break_even_by_pricing": {k: {"runs": v[0], "months": v[1]} for k, v in self.break_even_by_pricing.items()},
+            "rent_usd_per_hour_by_pricing": dict(self.rent_rates),
         }
 
 

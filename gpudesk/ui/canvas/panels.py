@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from gpudesk.core.compare import slowest_link_share
 from gpudesk.core.format import co2, duration, energy, flops, power, si, usd
+from gpudesk.core.prices import capex_parts_text, commitments_text
 from gpudesk.core.summary import plan_text, step_text
 from gpudesk.ui import theme
 
@@ -485,7 +486,10 @@ class EstimatesPanel(QFrame):
         """Capex, running cost, renting instead, and when buying breaks even."""
         v = self.values
         c = est.cost
-        v["capex"].setText(usd(c.capex_usd) if c.capex_usd is not None else "no price: add a quote in the catalogue")
+        parts = capex_parts_text(c) if c.capex_usd is not None else ""
+        v["capex"].setText(usd(c.capex_usd) + (f"  ({parts})" if parts and "·" in parts else "")
+                           if c.capex_usd is not None else "no price: add a quote in the catalogue")
+        v["capex"].setToolTip("\n".join(c.capex_notes))
         run = "round" if est.kind == "infer" else "run"
         if est.feasible and c.owned_marginal_usd_per_run is not None:
             v["running"].setText(f"{usd(c.owned_marginal_usd_per_run.likely)} electricity per {run}"
@@ -496,7 +500,10 @@ class EstimatesPanel(QFrame):
             v["running"].setText("—")
         v["rent"].setText(f"{usd(c.cloud_usd_per_run.likely)} per {run} on {c.rent_label}" if (est.feasible and c.cloud_usd_per_run and c.rent_label) else "—")
         if c.break_even_runs is not None:
-            v["break_even"].setText(f"<b>{c.break_even_runs:,.0f} {run}s</b>, {c.break_even_months:,.1f} months")
+            by_pricing = commitments_text(c)
+            v["break_even"].setText(f"<b>{c.break_even_runs:,.0f} {run}s</b>, {c.break_even_months:,.1f} months"
+                                    + (f"<br><span style='color:{theme.hex('muted')}'>{by_pricing}</span>"
+                                       if by_pricing else ""))
         elif est.feasible and c.capex_usd and c.cloud_usd_per_run:
             v["break_even"].setText("never: renting costs less per run")
         else:

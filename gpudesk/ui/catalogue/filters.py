@@ -18,6 +18,7 @@ FILTERS = {
     "models": {"group": ("developer", "Developer"), "class": ("attention", "Attention")},
     "cloud_prices": {"group": ("pricing", "Pricing"), "class": ("offering", "Offering")},
     "embodied": {"group": ("boundary", "Boundary"), "class": ("scope", "Covers")},
+    "cost_factors": {"group": ("component", "Component")},
     "regions": {"group": ("country", "Country"), "year": "grid_year"},
     "interconnects": {"group": ("family", "Family"), "year": "year"},
     "sources": {"group": ("publisher", "Publisher"), "class": ("kind", "Kind")},

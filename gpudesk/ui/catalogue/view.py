@@ -18,7 +18,8 @@ from gpudesk.ui.models.table import ROW_ROLE, RowTableModel
 from gpudesk.ui.widgets.clipboard import set_clipboard
 
 # Cloud price history and embodied carbon get tabs once the bundled catalogue holds figures for them.
-KIND_ORDER = ("accelerators", "systems", "models", "cloud", "prices", "regions", "interconnects", "sources")
+KIND_ORDER = ("accelerators", "systems", "models", "cloud", "prices", "cost_factors", "regions", "interconnects",
+              "sources")
 
 
 class CatalogueView(QWidget):

@@ -1,4 +1,4 @@
-"""The site and the money: the grid region, PUE, the rented alternative, utilisation, lifetime,
+"""The site and the money: the grid region, PUE, the rented alternative and its cloud price, utilisation, lifetime,
 the date whose prices to use, and whether the hardware's embodied CO2 counts."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QSpinBox,
 )
 
+from gpudesk.core.estimate.cost import PRICING_ALIASES, PRICING_WORDS
 from gpudesk.ui.widgets.combos import ElidingComboBox
 
 
@@ -30,6 +31,13 @@ class SitePanel(QGroupBox):
         self.pue.setSingleStep(0.05)
         self.rent = ElidingComboBox()
         self.rent.setObjectName("rent")
+        # which cloud price the rented alternative is paid at; break-even rows show every one
+        self.pricing = QComboBox()
+        self.pricing.setObjectName("pricing")
+        for key, words in PRICING_WORDS.items():
+            self.pricing.addItem(words[:1].upper() + words[1:], key)
+        self.pricing.setToolTip("The cloud price used for renting: on demand, spot, or a 1- or 3-year commitment "
+                                "(on demand where the provider publishes no such price)")
         self.utilization = QSpinBox()
         self.utilization.setRange(1, 100)
         self.utilization.setSuffix(" %")
@@ -52,7 +60,7 @@ class SitePanel(QGroupBox):
         self.embodied.setChecked(True)
         self.embodied.setToolTip("Spread the owned hardware's embodied (manufacturing) CO2 over its lifetime")
         self._lay_out()
-        for w in (self.region, self.rent):
+        for w in (self.region, self.rent, self.pricing):
             w.currentIndexChanged.connect(lambda *_: self.edited.emit())
         for w in (self.as_of_on, self.embodied):
             w.toggled.connect(lambda *_: self.edited.emit())
@@ -65,6 +73,7 @@ class SitePanel(QGroupBox):
         form.addRow("Grid region", self.region)
         form.addRow("PUE", self.pue)
         form.addRow("Rent instead", self.rent)
+        form.addRow("Cloud price", self.pricing)
         form.addRow("Utilisation", self.utilization)
         form.addRow("Lifetime", self.lifetime)
         as_of_row = QHBoxLayout()
@@ -98,6 +107,8 @@ class SitePanel(QGroupBox):
         self.region.setCurrentIndex(max(0, self.region.findData(site.get("region", "us-avg"))))
         self.pue.setValue(site.get("pue", 1.2))
         self.rent.setCurrentIndex(max(0, self.rent.findData(finance.get("rent", ""))))
+        pricing = PRICING_ALIASES.get(finance.get("pricing", "on_demand"), finance.get("pricing", "on_demand"))
+        self.pricing.setCurrentIndex(max(0, self.pricing.findData(pricing)))
         self.utilization.setValue(int(round(finance.get("utilization", 0.6) * 100)))
         self.lifetime.setValue(finance.get("lifetime_years", 4.0))
         self.as_of_on.setChecked(bool(finance.get("as_of")))
@@ -112,5 +123,6 @@ class SitePanel(QGroupBox):
         """The finance fields the panel shows; None for one to leave out of the scenario."""
         return {"utilization": self.utilization.value() / 100.0, "lifetime_years": round(self.lifetime.value(), 2),
                 "rent": self.rent.currentData() or None,
+                "pricing": None if self.pricing.currentData() == "on_demand" else self.pricing.currentData(),
                 "as_of": self.as_of.date().toString("yyyy-MM-dd") if self.as_of_on.isChecked() else None,
                 "embodied": None if self.embodied.isChecked() else False}

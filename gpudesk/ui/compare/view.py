@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 _ALIASES = {
     "editor": ("question",),
     "workload_panel": ("kind", "params", "tokens", "seq_len", "precision", "prompt", "output", "concurrency"),
-    "site_panel": ("region", "pue", "rent", "utilization", "lifetime", "as_of_on", "as_of", "embodied"),
+    "site_panel": ("region", "pue", "rent", "pricing", "utilization", "lifetime", "as_of_on", "as_of", "embodied"),
     "configs": ("add_button",),
     "toolbar": ("preset", "open_button", "save_button", "pdf_button", "csv_button", "copy_button"),
     "results": ("model", "table", "heading", "recommendation", "details", "tabs", "charts_holder"),

@@ -10,11 +10,23 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QLineEdit,
+    QTabWidget,
     QVBoxLayout,
+    QWidget,
 )
 
 from gpudesk.core.settings import PAGE_SIZES, SettingsError, load_settings, save_settings
 from gpudesk.ui.widgets.forms import add_message_and_buttons
+
+# (settings key, label, suffix, largest value) of the cost-of-ownership figures a user may set
+TCO_ROWS = (
+    ("host_usd_per_node", "Host server per node", " $", 1e7),
+    ("nic_usd", "Scale-out NIC", " $", 1e6),
+    ("switch_usd", "Scale-out switch", " $", 1e7),
+    ("switch_ports", "Ports per switch", "", 10000),
+    ("link_usd", "Switch link (cable and its ends)", " $", 1e6),
+    ("facility_usd_per_kw", "Facility capex per kW", " $/kW", 1e6),
+)
 
 
 class PreferencesDialog(QDialog):
@@ -26,13 +38,26 @@ class PreferencesDialog(QDialog):
         s = self.settings
         layout = QVBoxLayout(self)
 
-        layout.addWidget(self._site_group(s, catalogue))
-        layout.addWidget(self._report_group(s))
         from gpudesk.ui.widgets.team_settings import TeamCatalogueGroup
 
+        # three pages, so the dialog fits a 1366x768 screen
+        self.pages = QTabWidget()
+        self.pages.setObjectName("preferencesPages")
+        self.pages.addTab(self._page(self._site_group(s, catalogue)), "Site and usage")
+        self.pages.addTab(self._page(self._cost_group(s)), "Cost of ownership")
         self.team = TeamCatalogueGroup(s)
-        layout.addWidget(self.team)
+        self.pages.addTab(self._page(self._report_group(s), self.team), "Reports and team")
+        layout.addWidget(self.pages)
         self.message = add_message_and_buttons(self, layout)
+
+    @staticmethod
+    def _page(*groups) -> QWidget:
+        page = QWidget()
+        column = QVBoxLayout(page)
+        for group in groups:
+            column.addWidget(group)
+        column.addStretch(1)
+        return page
 
     def _site_group(self, s, catalogue) -> QGroupBox:
         """Defaults for new scenarios: grid region, PUE, electricity, utilisation, lifetime, calibration."""
@@ -77,6 +102,30 @@ class PreferencesDialog(QDialog):
         return site
 
 
+    def _cost_group(self, s) -> QGroupBox:
+        """Your own cost-of-ownership figures; each left at zero uses the catalogue's newest."""
+        group = QGroupBox("Cost of ownership (zero: the catalogue's figure)")
+        form = QFormLayout(group)
+        own = s.tco or {}
+        self.tco_fields = {}
+        for key, label, suffix, top in TCO_ROWS:
+            spin = QDoubleSpinBox()
+            spin.setObjectName(f"pref_{key}")
+            spin.setRange(0.0, top)
+            spin.setDecimals(0)
+            spin.setSingleStep(100 if top > 1000 else 1)
+            spin.setGroupSeparatorShown(True)
+            spin.setSpecialValueText("the catalogue's")
+            spin.setSuffix(suffix)
+            spin.setValue(float(own.get(key) or 0.0))
+            self.tco_fields[key] = spin
+            form.addRow(label, spin)
+        self.facility = QCheckBox("Count the facility's capex (off: colocation or a room already paid for)")
+        self.facility.setObjectName("pref_facility")
+        self.facility.setChecked(own.get("facility", True) is not False)
+        form.addRow(self.facility)
+        return group
+
     def _report_group(self, s) -> QGroupBox:
         """What the PDF cover says: author, organisation, page size."""
         report = QGroupBox("Reports")
@@ -104,6 +153,9 @@ class PreferencesDialog(QDialog):
         s.utilization = round(self.utilization.value() / 100, 4)
         s.lifetime_years = round(self.lifetime.value(), 2)
         s.calibration_enabled = self.calibration.isChecked()
+        s.tco = {k: spin.value() for k, spin in self.tco_fields.items() if spin.value() > 0}
+        if not self.facility.isChecked():
+            s.tco["facility"] = False
         s.author = self.author.text().strip()
         s.organisation = self.organisation.text().strip()
         s.page_size = self.page_size.currentText()
