@@ -95,6 +95,9 @@ class Comparison:
     assumptions: list[str] = field(default_factory=list)
     # why a chart has nothing to show, by chart ("scores", "value", "cost"); "" when it has
     chart_messages: dict = field(default_factory=dict)
+    # what the recommendation rests on (defend.Why), or why it cannot be worked out
+    why: object | None = None
+    why_error: str = ""
 
     @property
     def names(self) -> list[str]:
@@ -147,7 +150,34 @@ def build_comparison(scenario: Scenario, catalogue, settings=None, calibrations=
             comparison.assumptions.append(f"{r.name}: purchase price: " + r.price_used.replace("\n", "; "))
     comparison.chart_messages = chart_messages(comparison)
     comparison.recommendation = recommendation(comparison)
+    attach_why(comparison, catalogue)
     return comparison
+
+
+WHY_ROWS = {"cost_run": "cost_run", "cost_mtok": "cost_mtok", "time": "time", "energy": "energy", "co2": "co2",
+            "break_even": "break_even_months"}
+
+
+def attach_why(comparison: Comparison, catalogue, row: str | None = None) -> None:
+    """Work out what the recommendation rests on, say it in the recommendation and beside the star
+    of the deciding row; a scenario's unusable range leaves a message instead."""
+    from gpudesk.core.defend import UncertaintyError, why_for
+
+    try:
+        why = why_for(comparison, catalogue, row)
+    except UncertaintyError as exc:
+        comparison.why, comparison.why_error = None, str(exc)
+        return
+    comparison.why, comparison.why_error = why, ""
+    if why is None:
+        return
+    comparison.assumptions.extend(f"Uncertainty: {a}" for a in why.assumptions)
+    winner, share = why.names[why.winner], why.probabilities[why.winner]
+    odds = f"{winner} has the lowest {why.label.lower()} in {share:.0%} of {why.draws:,} draws of the uncertain inputs."
+    deciding = comparison.row(WHY_ROWS[why.row])
+    if deciding is not None:
+        deciding.remark = (deciding.remark + "; " if deciding.remark else "") + f"wins in {share:.0%} of draws: {winner}"
+    comparison.recommendation = " ".join(x for x in (comparison.recommendation, odds, why.sentence) if x)
 
 
 # ----------------------------------------------------------------------------- the question
@@ -1048,6 +1078,8 @@ def comparison_json(comp: Comparison) -> dict:
             for row in comp.rows
         ],
         "recommendation": comp.recommendation,
+        "why": comp.why.to_json() if comp.why is not None else None,
+        "why_error": comp.why_error or None,
         "sources": [{k: s.get(k) for k in ("number", "title", "publisher", "url", "date", "entered", "figures")}
                     for s in comp.sources],
     }

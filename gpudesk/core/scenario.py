@@ -178,6 +178,9 @@ TOP = {
     "finance": F("object"),
     "report": F("object"),
     "canvas": F("object"),
+    # what the recommendation rests on: the ranges of uncertain inputs and the deciding outcome
+    # (gpudesk.core.defend; checked there)
+    "uncertainty": F("object"),
     "notes": F("str"),
 }
 
@@ -349,6 +352,7 @@ class Scenario:
     canvas: dict | None = None
     notes: str = ""
     source: str = ""
+    uncertainty: dict = field(default_factory=dict)
 
     def options(self) -> list[Option]:
         """The configurations to estimate: the compare list, else the one cluster."""
@@ -367,7 +371,7 @@ class Scenario:
             out["cluster"] = [c.to_dict() for c in self.cluster]
         if self.compare:
             out["compare"] = [o.to_dict() for o in self.compare]
-        for key in ("site", "finance", "report"):
+        for key in ("site", "finance", "report", "uncertainty"):
             if getattr(self, key):
                 out[key] = dict(getattr(self, key))
         if self.canvas:
@@ -418,11 +422,15 @@ def parse_scenario(data: Any, source: str = "") -> Scenario:
     site = _check(top.get("site") or {}, SITE, "site", problems)
     finance = _check(top.get("finance") or {}, FINANCE, "finance", problems)
     report = _check(top.get("report") or {}, REPORT, "report", problems)
+    from gpudesk.core.defend import check_uncertainty  # its ranges are defined where they are used
+
+    problems.extend(check_uncertainty(top.get("uncertainty")))
     if problems:
         raise ScenarioError(problems, source)
     return Scenario(workload=workload, cluster=cluster, compare=compare, name=top.get("name", ""),
                     description=top.get("description", ""), site=site, finance=finance, report=report,
-                    canvas=top.get("canvas"), notes=top.get("notes", ""), source=source)
+                    canvas=top.get("canvas"), notes=top.get("notes", ""), source=source,
+                    uncertainty=dict(top.get("uncertainty") or {}))
 
 
 def _check_workload(w: dict, problems: list[str]) -> None:

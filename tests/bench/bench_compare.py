@@ -54,6 +54,7 @@ def main() -> int:
     scenario = parse_scenario(SIX_WAY)
     build = timed(lambda: build_comparison(scenario, catalogue), 20)
     comparison = build_comparison(scenario, catalogue)
+    why = _why_figures(comparison, catalogue)
 
     from gpudesk.ui.render.pdf import render_comparison_pdf
 
@@ -83,7 +84,22 @@ def main() -> int:
     print(f"build_comparison_six_way_ms: {build * 1000:.1f}")
     print(f"view_refresh_after_edit_ms: {refresh * 1000:.1f}")
     print(f"export_pdf_six_way_ms: {pdf * 1000:.0f}")
+    for key, value in why.items():
+        print(f"{key}: {value:.1f}")
     return 0
+
+
+def _why_figures(comparison, catalogue) -> dict:
+    """What the recommendation rests on, for the six configurations: the whole analysis (tornado,
+    crossovers and 2,000 draws) and the draws alone."""
+    from gpudesk.core.defend import basis_of, build_inputs, probabilities, why_for
+
+    bases = [basis_of(r, catalogue) for r in comparison.results if r.ok]
+    row = comparison.why.row if comparison.why is not None else "cost_run"
+    inputs = build_inputs(bases, row)
+    return {"why_configurations": float(len(bases)), "why_inputs": float(len(inputs)),
+            "why_whole_analysis_ms": timed(lambda: why_for(comparison, catalogue), 10) * 1000,
+            "why_2000_draws_ms": timed(lambda: probabilities(bases, inputs, row, 2000), 20) * 1000}
 
 
 if __name__ == "__main__":

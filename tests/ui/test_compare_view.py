@@ -388,3 +388,49 @@ def test_the_cloud_price_choice_moves_break_even_and_is_saved(view, qtbot):
     qtbot.waitUntil(lambda: view.comparison.results[0].estimate.cost.break_even_months < three_year, timeout=10000)
     view.pricing.setCurrentIndex(view.pricing.findData("reserved_1y"))
     assert view.scenario().finance["pricing"] == "reserved_1y"
+
+
+def test_the_why_tab_shows_the_tornado_odds_and_crossovers_and_edits_an_input_in_place(view, qtbot):
+    from gpudesk.ui.compare.why_edit import InputDialog, apply_input
+
+    view.load_path(EXAMPLES / "own-or-rent-8xh100-mi300x-b200.json", as_preset=True)
+    view.results.tabs.setCurrentIndex(2)
+    panel = view.results.why
+    assert panel is not None and view.results.tabs.tabText(2) == "Why"
+    why = view.comparison.why
+    assert len(panel.bars_shown) == min(10, len(why.bars)) and panel.items  # bars and likely lines drawn
+    assert f"{why.probabilities[why.winner]:.0%}" in panel.odds.text() and why.names[why.winner] in panel.odds.text()
+    assert why.sentence in panel.details.toHtml().replace("&amp;", "&") or "stays ahead" in panel.details.toPlainText()
+    # decide by another outcome: saved with the scenario
+    view.decide_by("co2")
+    assert view.comparison.why.row == "co2" and view.scenario().uncertainty["decide_by"] == "co2"
+    assert panel.decide.currentData() == "co2"
+    view.decide_by("cost_run")
+    electricity = next(b.input for b in view.comparison.why.bars if b.input.kind == "electricity")
+    # a range the analysis cannot draw is named in the dialog and nothing changes
+    dialog = InputDialog(electricity, {})
+    qtbot.addWidget(dialog)
+    dialog.low.setValue(0.5)
+    dialog.high.setValue(0.1)
+    dialog.accept()
+    assert dialog.result() != dialog.DialogCode.Accepted and "low 0.5 is above high 0.1" in dialog.message.text()
+    dialog.low.setValue(0.0)
+    dialog.high.setValue(0.4)
+    dialog.accept()
+    assert "a price of zero or less cannot be drawn" in dialog.message.text()
+    assert "uncertainty" not in view.scenario().to_dict() or "electricity" not in view.scenario().uncertainty
+    # a good value and range: the comparison follows, and the scenario keeps both
+    before = view.comparison.results[0].estimate.cost.owned_usd_per_run.likely
+    apply_input(view, electricity, 0.40, {"low": 0.2, "high": 0.8, "distribution": "log_triangular"})
+    view.refresh()
+    assert view.scenario().site["electricity_usd_per_kwh"] == 0.40
+    assert view.scenario().uncertainty["electricity"] == {"low": 0.2, "high": 0.8, "distribution": "log_triangular"}
+    assert view.comparison.results[0].estimate.cost.owned_usd_per_run.likely > before
+    bar = next(b for b in view.comparison.why.bars if b.input.kind == "electricity")
+    assert bar.input.low * bar.input.base == pytest.approx(0.2) and bar.input.high * bar.input.base == pytest.approx(0.8)
+    # a configuration's purchase price, from its bar: the capex follows, hosts kept
+    price = next(b.input for b in view.comparison.why.bars if b.input.key == "purchase_price:0")
+    apply_input(view, price, 200_000.0, None)
+    view.refresh()
+    parts = view.comparison.results[0].estimate.cost.capex_parts
+    assert parts["hardware"] == pytest.approx(200_000 + 32_010)  # the node price given includes its host

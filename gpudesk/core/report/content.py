@@ -68,6 +68,18 @@ class CurveChart:
 
 
 @dataclass
+class TornadoChart:
+    """Each input (a row, largest effect first) moved alone to the ends of its range: per option, the
+    outcome at the two ends (a bar) and its likely value (a tick)."""
+
+    title: str
+    inputs: list[str]
+    series: list[tuple[str, list[tuple[float, float]], float]]  # (option, (low, high) per input, likely)
+    x_label: str
+    caption: str = ""
+
+
+@dataclass
 class Figure:
     path: str  # an SVG (drawn as vectors) or a PNG
     caption: str = ""
@@ -87,6 +99,7 @@ class SourceList:
 class Section:
     title: str
     blocks: list = field(default_factory=list)
+    new_page: bool = False  # start on a page of its own
 
 
 @dataclass
@@ -151,6 +164,8 @@ def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
     charts = _charts(comp, kind)
     if charts.blocks:
         report.sections.append(charts)
+    if comp.why is not None or comp.why_error:
+        report.sections.append(_why_section(comp))
     report.sections.append(Section("Assumptions", [Bullets(comp.assumptions)]))
     report.sections.append(Section("Sources", [
         Paragraph("Every catalogue figure used above, with the document it comes from. Figures are dense peaks "
@@ -158,6 +173,40 @@ def comparison_report(comp, author: str = "", organisation: str = "") -> Report:
         SourceList(comp.sources),
     ]))
     return report
+
+
+def _why_section(comp) -> Section:
+    """What the recommendation rests on: the tornado of the deciding outcome, how often each option
+    wins it, and each input's range and crossover."""
+    why = comp.why
+    if why is None:
+        return Section("What the recommendation rests on", [Paragraph(comp.why_error, "note")])
+    from gpudesk.core.defend import ROWS, value_text
+
+    fmt = ROWS[why.row][2]
+    shown = why.bars[:10]
+    chart = TornadoChart(
+        f"What moves {why.label.lower()}", [b.input.label for b in shown],
+        [(name, [(b.at_low[c], b.at_high[c]) for b in shown], why.likely[c]) for c, name in enumerate(why.names)],
+        f"{why.label} ({why.unit})",
+        "Each input moved alone to the ends of its range, the others at their likely values; a tick marks each "
+        "configuration's likely value. Largest effect at the top.")
+    odds = " · ".join(f"{why.names[i]} {why.probabilities[i]:.0%}"
+                      for i in sorted(range(len(why.names)), key=lambda i: -why.probabilities[i]))
+    rows = [[b.input.label, f"{value_text(b.input, b.input.low)} – {value_text(b.input, b.input.high)}",
+             "no value in range changes it" if b.crossover is None else
+             f"{why.names[b.crossover.winner]} wins past {b.crossover.text}",
+             "; ".join(f"{why.names[c]} {fmt(min(b.at_low[c], b.at_high[c]))}–{fmt(max(b.at_low[c], b.at_high[c]))}"
+                       for c in b.input.configs)] for b in why.bars]
+    return Section("What the recommendation rests on", new_page=True, blocks=[
+        Paragraph(f"The recommendation rests on {why.label.lower()}. In {why.draws:,} draws of every uncertain input "
+                  f"at once, each configuration has the lowest {why.label.lower()} in this share of draws: {odds}.",
+                  "lead"),
+        Paragraph(why.sentence),
+        chart,
+        Table("Inputs, their ranges and crossovers", ["Input", "Range", "Crossover", "Moves"], rows),
+        Paragraph(why.assumptions[0] + " Where each range comes from: see Assumptions.", "note"),
+    ])
 
 
 def _workload_words(comp) -> tuple[str, str]:

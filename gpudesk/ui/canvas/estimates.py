@@ -152,7 +152,8 @@ class EstimateScheduling:
             settings = load_settings()
             job.resolved = resolve_option(scenario, job.option, self.catalogue, "cluster", settings,
                                           active_calibrations(self.catalogue, settings))
-            job.context = {"pue": job.resolved.inputs.site.pue, "rated": _rated_power(job.resolved.inputs)}
+            job.context = {"pue": job.resolved.inputs.site.pue, "rated": _rated_power(job.resolved.inputs),
+                           "inputs": job.resolved.inputs}
         except (ScenarioError, ResolveError, ValueError) as exc:
             job.error = f"Cannot estimate: {exc}"
 

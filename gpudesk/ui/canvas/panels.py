@@ -311,6 +311,7 @@ class EstimatesPanel(QFrame):
         ("running", "Running cost"),
         ("rent", "Renting instead"),
         ("break_even", "Break-even"),
+        ("rests_on", "Rests on"),
     )
 
     def __init__(self, parent=None):
@@ -424,7 +425,7 @@ class EstimatesPanel(QFrame):
 
     def show_estimate(self, est, elapsed_ms: float, context: dict | None = None) -> None:
         """`context`: what the estimate rests on that it does not carry itself: the site's PUE and
-        each catalogued system's rated maximum power (label, machines, watts)."""
+        each catalogued system's rated maximum power (label, machines, watts), and the resolved inputs."""
         if est is None:
             for label in self.values.values():
                 label.setText("—")
@@ -438,6 +439,7 @@ class EstimatesPanel(QFrame):
                 self.values[key].setText("—")
             self.values["speed"].setText(f"<span style='color:{theme.hex('problem')}'>{reason}</span>")
         self._show_costs(est)
+        self._show_rests_on(est, context)
         notes = [str(n) for n in est.notes][:2]
         self.status.setText(f"Updated in {elapsed_ms:,.1f} ms." + ("  " + " ".join(notes) if notes else ""))
 
@@ -508,6 +510,18 @@ class EstimatesPanel(QFrame):
             v["break_even"].setText("never: renting costs less per run")
         else:
             v["break_even"].setText("—")
+
+    def _show_rests_on(self, est, context: dict | None) -> None:
+        """The three inputs that move this cluster's cost per run (or time) most, with the outcome at
+        the ends of each one's range."""
+        from gpudesk.core.defend import top_inputs
+
+        inputs = (context or {}).get("inputs")
+        found = top_inputs(est, inputs) if inputs is not None else []
+        money = est is not None and est.cost is not None and (est.cost.owned_usd_per_run or est.cost.cloud_usd_per_run)
+        fmt = usd if money else (lambda v: duration(v * 3600))
+        self.values["rests_on"].setText("<br>".join(f"{escape(label)}: {fmt(min(lo, hi))} – {fmt(max(lo, hi))}"
+                                                    for label, lo, hi in found) or "—")
 
     def show_cost_curve(self, curves: dict) -> None:
         if self.chart is None:

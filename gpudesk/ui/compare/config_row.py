@@ -132,6 +132,16 @@ class ConfigRow(QFrame):
         self._show_item_start()
         self._generated = self.generated_name()
 
+    def set_price(self, capex_usd_per_node: float | None = None, usd_per_hour: float | None = None) -> None:
+        """The configuration's own price (from the Why tab), replacing the catalogue's."""
+        from dataclasses import replace
+
+        if capex_usd_per_node is not None:
+            self._entry = replace(self._entry, capex_usd_per_node=capex_usd_per_node)
+        if usd_per_hour is not None:
+            self._entry = replace(self._entry, usd_per_hour=usd_per_hour)
+        self.changed.emit()
+
     def _show_item_start(self) -> None:
         self.item.setToolTip(self.item.currentText())
         if self.item.lineEdit() is not None and not self.item.lineEdit().hasFocus():

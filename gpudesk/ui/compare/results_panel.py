@@ -46,6 +46,10 @@ class ResultsPanel(QWidget):
         self.charts = None  # built on first show of the Charts tab (pyqtgraph loads there)
         self.charts_holder = QWidget()
         QVBoxLayout(self.charts_holder).setContentsMargins(0, 0, 0, 0)
+        self.why = None  # built on first show of the Why tab
+        self.why_holder = QWidget()
+        QVBoxLayout(self.why_holder).setContentsMargins(0, 0, 0, 0)
+        self.why_ready = []  # callbacks to connect the Why panel's signals once it exists
         table_page = QSplitter(Qt.Orientation.Vertical)
         table_page.addWidget(self.table)
         table_page.addWidget(self.recommendation)
@@ -55,6 +59,9 @@ class ResultsPanel(QWidget):
         self.tabs.setObjectName("compareTabs")
         self.tabs.addTab(table_page, "Table")
         self.tabs.addTab(self.charts_holder, "Charts")
+        self.tabs.addTab(self.why_holder, "Why")
+        self.tabs.setTabToolTip(2, "What the recommendation rests on: what moves it, what would change it, how "
+                                   "likely it is to hold")
         self.tabs.addTab(self.details, "Assumptions and sources")
         self.tabs.currentChanged.connect(self._tab_changed)
         layout = QVBoxLayout(self)
@@ -94,6 +101,8 @@ class ResultsPanel(QWidget):
         self.details.setHtml(details_html(comparison, theme.hex("muted")))
         if self.charts is not None:
             self.charts.set_comparison(comparison)
+        if self.why is not None:
+            self.why.set_comparison(comparison)
 
     def show_problem(self, text: str) -> None:
         self.recommendation.setPlainText(text)
@@ -114,7 +123,22 @@ class ResultsPanel(QWidget):
         header.resizeSection(1, max(56, header.sectionSizeHint(1)))
         self.table.resizeRowsToContents()
 
+    def ensure_why(self):
+        """The Why panel, built the first time it is wanted."""
+        if self.why is None:
+            from gpudesk.ui.compare.why import WhyPanel
+
+            self.why = WhyPanel()
+            self.why_holder.layout().addWidget(self.why)
+            for connect in self.why_ready:
+                connect(self.why)
+            if self.comparison is not None:
+                self.why.set_comparison(self.comparison)
+        return self.why
+
     def _tab_changed(self, index: int) -> None:
+        if self.tabs.widget(index) is self.why_holder:
+            self.ensure_why()
         if self.tabs.widget(index) is self.charts_holder and self.charts is None:
             from gpudesk.ui.compare.charts import CompareCharts
 

@@ -123,6 +123,27 @@ class CompareView(CompareFileActions, QWidget):
             panel.edited.connect(self._edited)
         self.configs.message.connect(self.status_message.emit)
         self.workload_panel.preset_chosen.connect(self._workload_preset_chosen)
+        self.results.why_ready.append(self._connect_why)
+
+    def _connect_why(self, why) -> None:
+        why.row_chosen.connect(self.decide_by)
+        why.input_clicked.connect(self.edit_input)
+
+    def decide_by(self, row: str) -> None:
+        """Rest the recommendation on another outcome; saved with the scenario."""
+        base = self.presenter.base if self.presenter.base is not None else {}
+        self.presenter.base = base
+        base["uncertainty"] = {**(base.get("uncertainty") or {}), "decide_by": row}
+        self._set_modified(True)
+        self.refresh()
+
+    def edit_input(self, inp) -> None:
+        """Open an input of the Why tab for editing; the comparison updates with the new value."""
+        from gpudesk.ui.compare.why_edit import edit_input
+
+        if edit_input(self, inp):
+            self._set_modified(True)
+            self.refresh()
 
     # ------------------------------------------------------------------ the panels' state
     @property

@@ -8,7 +8,7 @@ import math
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen
 
-from gpudesk.core.report.content import BarChart, CurveChart, LineChart, ScatterChart
+from gpudesk.core.report.content import BarChart, CurveChart, LineChart, ScatterChart, TornadoChart
 from gpudesk.ui import theme
 
 # The print variant of the theme: these charts go on white paper whatever the screen shows.
@@ -256,8 +256,55 @@ def draw_curve_chart(p: QPainter, rect: QRectF, chart: CurveChart) -> None:
     p.setBrush(Qt.BrushStyle.NoBrush)
 
 
+def draw_tornado_chart(p: QPainter, rect: QRectF, chart: TornadoChart) -> None:
+    top = _title(p, rect, chart.title)
+    if not chart.inputs or len(chart.series) < 2:
+        _nothing(p, rect, top, NOTHING)
+        return
+    legend_h = _legend(p, rect.left(), top, rect.width(), [(name, color(i), "box") for i, (name, _v, _l) in
+                                                           enumerate(chart.series)])
+    label_w = min(170.0, rect.width() * 0.32)
+    plot = QRectF(rect.left() + label_w, top + legend_h + 6, rect.width() - label_w - 8,
+                  rect.bottom() - top - legend_h - 40)
+    values = [v for _n, ends, likely in chart.series for pair in ends for v in (*pair, likely) if math.isfinite(v)]
+    ticks = nice_ticks(min(values), max(values))
+    x0, x1 = ticks[0], ticks[-1]
+
+    def fx(v: float) -> float:
+        return plot.left() + (v - x0) / ((x1 - x0) or 1.0) * plot.width()
+
+    p.setFont(font(7))
+    for t in ticks:
+        p.setPen(QPen(GRID, 0.6))
+        p.drawLine(QPointF(fx(t), plot.top()), QPointF(fx(t), plot.bottom()))
+        p.setPen(MUTED)
+        p.drawText(QRectF(fx(t) - 30, plot.bottom() + 2, 60, 12), Qt.AlignmentFlag.AlignHCenter, short(t))
+    row_h = plot.height() / len(chart.inputs)
+    n = len(chart.series)
+    bar_h = min(8.0, row_h * 0.8 / n)
+    for r, label in enumerate(chart.inputs):
+        y = plot.top() + r * row_h + (row_h - bar_h * n) / 2
+        p.setPen(INK)
+        p.drawText(QRectF(rect.left(), plot.top() + r * row_h, label_w - 6, row_h),
+                   Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, label)
+        for si, (_name, ends, _likely) in enumerate(chart.series):
+            lo, hi = sorted(ends[r])
+            if not (math.isfinite(lo) and math.isfinite(hi)):
+                continue
+            if hi - lo > 1e-12 * max(1.0, abs(hi)):
+                p.fillRect(QRectF(fx(lo), y + si * bar_h, max(1.0, fx(hi) - fx(lo)), bar_h * 0.85), color(si))
+    for si, (_name, _ends, likely) in enumerate(chart.series):
+        if math.isfinite(likely):
+            p.setPen(QPen(color(si), 1.0, Qt.PenStyle.DashLine))
+            p.drawLine(QPointF(fx(likely), plot.top()), QPointF(fx(likely), plot.bottom()))
+    p.setPen(MUTED)
+    p.drawText(QRectF(plot.left(), plot.bottom() + 14, plot.width(), 12), Qt.AlignmentFlag.AlignHCenter, chart.x_label)
+
+
 def draw_chart(p: QPainter, rect: QRectF, chart) -> None:
-    if isinstance(chart, BarChart):
+    if isinstance(chart, TornadoChart):
+        draw_tornado_chart(p, rect, chart)
+    elif isinstance(chart, BarChart):
         draw_bar_chart(p, rect, chart)
     elif isinstance(chart, ScatterChart):
         draw_scatter_chart(p, rect, chart)

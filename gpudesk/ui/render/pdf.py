@@ -28,6 +28,7 @@ from gpudesk.core.report.content import (
     Section,
     SourceList,
     Table,
+    TornadoChart,
 )
 from gpudesk.ui.render.charts import MUTED
 from gpudesk.ui.render.pdf_cover import CoverPlacer
@@ -39,7 +40,7 @@ from gpudesk.ui.render.pdf_text import TextBlocks
 
 PAGE_SIZES = {"A4": QPageSize.PageSizeId.A4, "Letter": QPageSize.PageSizeId.Letter}
 RESOLUTION = 72  # one device unit is one point; the PDF keeps text and shapes as vectors anyway
-_CHARTS = (BarChart, ScatterChart, LineChart, CurveChart)
+_CHARTS = (BarChart, ScatterChart, LineChart, CurveChart, TornadoChart)
 
 
 def ensure_gui_application():
@@ -68,6 +69,8 @@ class _Layout(PageCursor):
 
     def section(self, section: Section) -> None:
         first = section.blocks[0] if section.blocks else None
+        if section.new_page and self.y > MARGIN_TOP + 1:
+            self.new_page()
         self.text.heading(section.title, 260.0 if isinstance(first, _CHARTS) else 60.0)
         for block in section.blocks:
             if isinstance(block, Paragraph):
