@@ -175,8 +175,13 @@ def attach_why(comparison: Comparison, catalogue, row: str | None = None) -> Non
     winner, share = why.names[why.winner], why.probabilities[why.winner]
     odds = f"{winner} has the lowest {why.label.lower()} in {share:.0%} of {why.draws:,} draws of the uncertain inputs."
     deciding = comparison.row(WHY_ROWS[why.row])
-    if deciding is not None:
-        deciding.remark = (deciding.remark + "; " if deciding.remark else "") + f"wins in {share:.0%} of draws: {winner}"
+    column = next((i for i, r in enumerate(comparison.results) if r.name == winner), None)
+    if deciding is not None and column is not None:  # beside the star: how often the best stays best
+        cell = deciding.cells[column]
+        cell.text += f"\n{share:.0%} of draws"
+        cell.note = (cell.note + "\n" if cell.note else "") + (
+            f"{winner} has the lowest {why.label.lower()} in {share:.0%} of {why.draws:,} draws of the uncertain "
+            "inputs (the Why tab).")
     comparison.recommendation = " ".join(x for x in (comparison.recommendation, odds, why.sentence) if x)
 
 
