@@ -127,8 +127,11 @@ def _team_commands(sub) -> None:
     team = sub.add_parser("team", help="a team catalogue on PostgreSQL: test the connection, keep the password, "
                                        "refresh the local copy",
                           description="The team catalogue is the settings' database_url (or --database-url), a "
-                                      "PostgreSQL URL without a password; the password comes from the system "
-                                      "keyring or GPUDESK_DB_PASSWORD (settings: password_source).")
+                                      "PostgreSQL URL without a password. The password comes from, in order: the "
+                                      "URL, GPUDESK_DB_PASSWORD when set, the system keyring (unless settings' "
+                                      "password_source is none), then PostgreSQL's own PGPASSWORD, ~/.pgpass "
+                                      "(PGPASSFILE) or PGSERVICE, or none for trust, peer, certificate or GSS "
+                                      "sign-in. `team check` says which was used.")
     team_sub = team.add_subparsers(dest="action", metavar="ACTION", required=True)
     check = team_sub.add_parser("check", help="connect once and say what was found: server, role, catalogue")
     check.add_argument("--json", action="store_true", help="print JSON")
@@ -214,7 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "backups": _backups,
             "team": _team,
         }[args.command]
-        return handler(args)
+        code = handler(args)
+        if code == EXIT_OK and _READ_ONLY_NOTICE:
+            print(f"{APP_NAME}: note: {_READ_ONLY_NOTICE[-1]}", file=sys.stderr)
+        return code
     except BrokenPipeError:  # `gpudesk catalogue list | head`
         return EXIT_OK
     except CliError as exc:
@@ -234,9 +240,11 @@ def _describe_failure(exc: Exception) -> tuple[str, int]:
     import sqlite3
 
     from gpudesk.core.catalogue.backup import DamagedDatabaseError, is_damage
-    from gpudesk.core.catalogue.db import SchemaError
+    from gpudesk.core.catalogue.db import SchemaError, UrlError
     from gpudesk.core.catalogue.team import ServerUnreachable, TeamError
 
+    if isinstance(exc, UrlError):
+        return str(exc), {"missing": EXIT_MISSING, "not_writable": EXIT_NOT_WRITABLE}.get(exc.kind, EXIT_USAGE)
     if isinstance(exc, ServerUnreachable):
         return f"{exc}; nothing was changed", EXIT_OFFLINE
     if isinstance(exc, TeamError | SchemaError):
@@ -313,9 +321,17 @@ def _open(args):
     from gpudesk.core.catalogue.bundle import BundleError
 
     try:
-        return open_catalogue(args.database_url)
+        catalogue = open_catalogue(args.database_url)
     except BundleError as exc:
         raise CliError(str(exc)) from exc
+    if isinstance(catalogue.read_only, str) and catalogue.read_only:
+        _READ_ONLY_NOTICE.append(catalogue.read_only)
+    return catalogue
+
+
+# a database opened read-only: said once after a command that only read it succeeds (a command
+# that writes fails with its own one-line message instead)
+_READ_ONLY_NOTICE: list[str] = []
 
 
 def _database_file(args):
@@ -402,10 +418,20 @@ def _catalogue(args) -> int:
     return EXIT_OK
 
 
+def _writable(cat) -> None:
+    """A database opened read-only: a writing command stops here with the one-line message."""
+    if isinstance(cat.read_only, str) and cat.read_only:
+        _READ_ONLY_NOTICE.clear()
+        raise CliError(cat.read_only.replace(" is opened read-only (", " cannot be written (").replace(
+            "): nothing can be saved", "); check that its folder is writable; nothing was changed"),
+            EXIT_NOT_WRITABLE)
+
+
 def _catalogue_quote(args, cat) -> int:
     from gpudesk.core.catalogue import EditError
     from gpudesk.core.catalogue.reading import provenance
 
+    _writable(cat)
     try:
         record = cat.add_price_quote(args.item, args.usd, when=args.date, supplier=args.supplier, url=args.url,
                                      notes=args.notes)

@@ -301,11 +301,13 @@ def check_chart(t: SelfTest) -> str:
     import pyqtgraph as pg
     from PySide6.QtGui import QImage
 
+    from gpudesk.ui import theme  # the app's own colours, so the self-test draws what the app draws
+
+    pg.setConfigOptions(**theme.pyqtgraph_options())
     plot = pg.PlotWidget(title="self-test")
     try:
-        plot.setBackground("w")
-        plot.plot([1, 2, 3, 4, 5], [3, 1, 4, 1, 5], pen=pg.mkPen("#2f6fde", width=2), symbol="o")
-        plot.addItem(pg.BarGraphItem(x=[1, 2, 3], height=[2, 3, 1], width=0.5, brush="#9fb7e8"))
+        plot.plot([1, 2, 3, 4, 5], [3, 1, 4, 1, 5], pen=pg.mkPen(theme.series(0), width=2), symbol="o")
+        plot.addItem(pg.BarGraphItem(x=[1, 2, 3], height=[2, 3, 1], width=0.5, brush=theme.series(1)))
         plot.resize(640, 400)
         t.app().processEvents()
         path = t.scratch / "chart.png"

@@ -287,3 +287,18 @@ def test_edge_jsonl_cut_anywhere(cut):
     r = llama_bench.parse(LLAMA_M5.read_text()[:cut], "cut.jsonl")
     check(r, "cut.jsonl")
     assert r.errors or r.measurements
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=60), st.from_regex(r"[a-z+]{1,12}://[^ ]{0,30}", fullmatch=True),
+                 st.builds(lambda p: f"sqlite:///{p}", st.text(max_size=40))))
+def test_any_database_url_is_taken_or_refused_in_words(url):
+    """An odd --database-url or settings URL: either one gpudesk can open, or a UrlError that says
+    which URLs it takes; never another exception (the CLI turns those into 'unexpected error')."""
+    from gpudesk.core.catalogue.db import UrlError, check_url
+
+    try:
+        check_url(url)
+    except UrlError as exc:
+        assert str(exc) and exc.kind in ("usage", "missing", "not_writable")
+        assert "\n" not in str(exc)

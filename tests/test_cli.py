@@ -123,3 +123,53 @@ def test_catalogue_show_marks_derived_figures(catalogue, capsys):
     assert src["kind"] == "derived" and src["derived"]["inputs"] == {
         "sms": 76, "fp16_fp32acc_flop_per_sm_clk": 512, "boost_clock_mhz": 2040}
     assert all(i["url"].startswith("https://") for i in src["derived"]["input_sources"])
+
+
+@pytest.mark.parametrize(("url", "code", "words"), [
+    ("garbage://x", 2, "'garbage://…' is not a database gpudesk takes; it takes sqlite:///"),
+    ("not a url", 2, "'not a url' is not a database URL; gpudesk takes sqlite:///"),
+    ("sqlite:////no/such/dir/x.db", 9, "/no/such/dir/x.db: its folder /no/such/dir does not exist"),
+])
+def test_an_odd_database_url_gets_one_line_naming_it_and_its_exit_status(capsys, catalogue, url, code, words):
+    got, out, err = run_cli(capsys, "--database-url", url, "catalogue", "list", "--kind", "regions")
+    assert got == code and out == ""
+    assert err.count("\n") == 1 and words in err and "Traceback" not in err and "unexpected" not in err
+
+
+def test_a_pipe_device_or_folder_is_refused_at_once_as_not_a_regular_file(capsys, catalogue, tmp_path):
+    import os
+    import time
+
+    pipe = tmp_path / "scenario.json"
+    os.mkfifo(pipe)
+    for argv, what in ((["estimate", str(pipe)], "a named pipe"), (["compare", "/dev/zero"], "a device"),
+                       (["estimate", str(tmp_path)], "a folder")):
+        start = time.monotonic()
+        got, _out, err = run_cli(capsys, *argv)
+        assert time.monotonic() - start < 1.0, argv  # no wait on the pipe's writer
+        assert got == 1 and f"not a regular file ({what})" in err and err.count("\n") == 1, err
+    start = time.monotonic()
+    got, out, err = run_cli(capsys, "import", str(pipe))
+    assert time.monotonic() - start < 5.0 and got == 1
+    assert "not a regular file (a named pipe)" in out + err
+
+
+def test_a_refused_field_is_not_also_called_missing(capsys, catalogue, tmp_path):
+    doc = {"gpudesk_scenario": 1, "workload": {"kind": "train", "params": -5, "tokens": 1e9},
+           "cluster": [{"item": "h100-sxm5-80gb"}]}
+    path = tmp_path / "negative.json"
+    path.write_text(json.dumps(doc))
+    got, _out, err = run_cli(capsys, "estimate", str(path))
+    assert got == 1 and err.strip() == f"gpudesk: {path}: workload.params: must be greater than 0, not -5"
+
+
+def test_the_readme_gives_every_exit_status():
+    from pathlib import Path
+
+    from gpudesk.cli import EXIT_CODES
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    table = readme.split("<!-- exit-codes -->")[1].split("<!-- /exit-codes -->")[0]
+    listed = {int(line.split("|")[1]) for line in table.splitlines() if line.startswith("| ") and
+              line.split("|")[1].strip().isdigit()}
+    assert listed == {code for code, _meaning in EXIT_CODES}

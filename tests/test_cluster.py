@@ -215,7 +215,7 @@ def test_incremental_analysis_matches_a_full_pass_after_every_edit(catalogue):
     (and their undo) it must agree with recomputing from scratch."""
     import random
 
-    from gpudesk.core.cluster.convert import GraphAnalysis
+    from gpudesk.core.cluster.analysis import GraphAnalysis
 
     graph = ClusterGraph()
     analysis = GraphAnalysis(graph, catalogue)
@@ -266,7 +266,8 @@ def _estimate(graph, catalogue):
 
 def test_a_machine_with_no_link_is_left_out_and_named_unless_the_user_counts_it(graph, catalogue):
     from gpudesk.core.cluster import SetCountUnlinked
-    from gpudesk.core.cluster.convert import GraphAnalysis, linked_machines
+    from gpudesk.core.cluster.analysis import GraphAnalysis
+    from gpudesk.core.cluster.convert import linked_machines
 
     dgx, hgx = _dgx_and_hgx(graph, catalogue)
     analysis = GraphAnalysis(graph, catalogue)

@@ -146,3 +146,26 @@ def test_installed_copy_lists_the_catalogue(root, gpudesk_home):
     assert all(e.get("id") for e in entries)
     version = _run_installed(root, gpudesk_home, "--version")
     assert version.stdout.strip() == f"{APP} {__version__}"
+
+
+def test_the_installer_workflow_parses_names_existing_scripts_and_builds_on_three_systems():
+    """The GitHub Actions workflow that builds the installers: valid YAML, every script or file its
+    steps run exists in the repository, and its matrix builds on Linux, Windows and macOS."""
+    import re
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    workflow = root / "packaging" / "github" / "workflows" / "build.yml"
+    doc = yaml.safe_load(workflow.read_text())
+    jobs = doc["jobs"]
+    assert jobs, "no job"
+    systems = set()
+    for job in jobs.values():
+        for entry in job.get("strategy", {}).get("matrix", {}).get("include", []):
+            systems.add(entry["os"].split("-")[0])
+        for step in job["steps"]:
+            for path in re.findall(r"packaging[/\\][\w./\\-]+", step.get("run", "")):
+                clean = path.replace("\\", "/").rstrip(".")
+                assert (root / clean).exists(), f"step {step.get('name')!r} runs {clean}, which does not exist"
+    assert {"ubuntu", "windows", "macos"} <= systems, systems

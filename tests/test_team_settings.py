@@ -62,26 +62,40 @@ def test_a_settings_file_with_a_password_or_a_bad_source_is_reported_and_not_use
     assert any("'file' is not one of keyring, env, none" in p for p in settings.problems)
 
 
-def test_the_password_comes_from_the_environment_when_the_settings_say_so(monkeypatch):
+def test_the_password_sources_in_the_order_postgresql_users_expect(monkeypatch, memory_keyring):
     monkeypatch.delenv(team.ENV_PASSWORD, raising=False)
-    with pytest.raises(team.TeamError, match="GPUDESK_DB_PASSWORD, which is not set"):
-        team.connect_url(URL, "env")
+    # nothing anywhere: no password, so the driver reads PGPASSWORD, ~/.pgpass or a service, or signs in without
+    url, origin = team.resolve_password(URL, "keyring")
+    assert url.password is None and origin == "driver"
+    # the keyring when it holds one for this user, server and database
+    team.store_password(URL, "from-keyring")
+    assert memory_keyring.store == {("gpudesk", "alice@db.example.org:6543/procurement"): "from-keyring"}
+    assert team.resolve_password(URL, "keyring")[0].password == "from-keyring"
+    assert team.resolve_password(URL.replace("/procurement", "/lab"), "keyring")[1] == "driver"
+    assert team.resolve_password(URL, "none") == (team.parse_url(URL), "driver")  # settings: skip the keyring
+    # GPUDESK_DB_PASSWORD whenever it is set, whatever the settings say
     monkeypatch.setenv(team.ENV_PASSWORD, "from-env")
-    url = team.connect_url(URL, "env")
-    assert url.password == "from-env" and url.host == "db.example.org" and url.port == 6543
-    assert team.connect_url(URL, "none").password is None
+    for source in ("keyring", "env", "none"):
+        url, origin = team.resolve_password(URL, source)
+        assert (url.password, origin) == ("from-env", "env") and url.host == "db.example.org" and url.port == 6543
+    # the URL's own password first of all
+    own = URL.replace("alice@", "alice:in-url@")
+    assert team.resolve_password(own, "keyring")[0].password == "in-url"
+    assert team.resolve_password(own, "keyring")[1] == "url"
     assert team.connect_url("sqlite:///x.db", "env") == "sqlite:///x.db"  # a file needs none
 
 
-def test_the_password_comes_from_the_system_keyring_per_user_server_and_database(memory_keyring):
-    with pytest.raises(team.TeamError, match="keyring holds no password for alice@db.example.org:6543/procurement"):
-        team.connect_url(URL, "keyring")
-    team.store_password(URL, "from-keyring")
-    assert memory_keyring.store == {("gpudesk", "alice@db.example.org:6543/procurement"): "from-keyring"}
-    assert team.connect_url(URL, "keyring").password == "from-keyring"
-    other_db = URL.replace("/procurement", "/lab")
-    with pytest.raises(team.TeamError):
-        team.connect_url(other_db, "keyring")
+def test_a_server_that_asks_for_a_password_lists_where_gpudesk_looked():
+    error = RuntimeError('connection failed: FATAL:  password authentication failed for user "alice"')
+    text = team.connect_error(error, "driver")
+    assert text.startswith("Cannot connect: the server refused the password of user 'alice'. Tried, in this order: "
+                           "1. the URL itself")
+    assert "2. GPUDESK_DB_PASSWORD (set GPUDESK_DB_PASSWORD" in text and "3. the system keyring" in text
+    assert "PGPASSWORD, ~/.pgpass or PGPASSFILE" in text
+    none = team.connect_error(RuntimeError("fe_sendauth: no password supplied"), "driver", "none")
+    assert "the server asks for a password and none was given" in none and "system keyring" not in none
+    # a wrong password from a source gpudesk chose is only that
+    assert team.connect_error(error, "env") == "Cannot connect: the server refused the password of user 'alice'."
 
 
 def test_without_a_system_keyring_the_message_points_to_the_environment_variable(monkeypatch):

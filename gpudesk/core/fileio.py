@@ -48,3 +48,20 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def not_regular(path) -> str:
+    """Why `path` is not a regular file to read ("" when it is, or when it does not exist): a named
+    pipe or a device would block or never end, a folder is not a file. Stat only: nothing is opened."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode):
+        return ""
+    what = ("a folder" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else
+            "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode) else
+            "not a file")
+    return f"not a regular file ({what})"

@@ -399,7 +399,8 @@ def parse_scenario(data: Any, source: str = "") -> Scenario:
         raise ScenarioError([f"{FORMAT_KEY}: must be the format version {FORMAT_VERSION}, not {json.dumps(version)}"], source)
     top = _check(data, TOP, "", problems)
     workload = _check(top.get("workload", {}), WORKLOAD, "workload", problems) if "workload" in top else {}
-    _check_workload(workload, problems)
+    raw_workload = top.get("workload")
+    _check_workload(workload, problems, set(raw_workload) if isinstance(raw_workload, dict) else None)
     cluster = _entries(top.get("cluster") or [], "cluster", problems)
     compare = []
     options = top.get("compare") or []
@@ -426,17 +427,33 @@ def parse_scenario(data: Any, source: str = "") -> Scenario:
 
     problems.extend(check_uncertainty(top.get("uncertainty")))
     if problems:
-        raise ScenarioError(problems, source)
+        raise ScenarioError(once_per_field(problems), source)
     return Scenario(workload=workload, cluster=cluster, compare=compare, name=top.get("name", ""),
                     description=top.get("description", ""), site=site, finance=finance, report=report,
                     canvas=top.get("canvas"), notes=top.get("notes", ""), source=source,
                     uncertainty=dict(top.get("uncertainty") or {}))
 
 
-def _check_workload(w: dict, problems: list[str]) -> None:
+def once_per_field(problems: list[str]) -> list[str]:
+    """Each field's first problem only: a value refused is not also reported by the rules that
+    needed it ("workload.params: must be greater than 0" and then "workload.params: missing")."""
+    seen, out = set(), []
+    for p in problems:
+        field_name = p.split(": ", 1)[0] if ": " in p else p
+        if field_name in seen:
+            continue
+        seen.add(field_name)
+        out.append(p)
+    return out
+
+
+def _check_workload(w: dict, problems: list[str], given: set | None = None) -> None:
+    """The rules between workload fields; `given`: the fields the file named, valid or not (a field
+    already refused is not also called missing)."""
     if not w:
         return
-    if "params" not in w and "preset" not in w and "model" not in w:
+    named = set(w) | (given or set())
+    if "params" not in named and "preset" not in named and "model" not in named:
         problems.append("workload.params: missing (the model's parameter count, a catalogue 'model', or a 'preset')")
     if w.get("heads") and w.get("d_model") and w["d_model"] % w["heads"]:
         problems.append(f"workload.heads: {w['heads']} does not divide d_model {w['d_model']}")
@@ -497,7 +514,12 @@ def _reject_constant(name: str):
 
 
 def load_scenario(path: str | Path) -> Scenario:
+    from gpudesk.core.fileio import not_regular
+
     path = Path(path)
+    odd = not_regular(path)
+    if odd:
+        raise ScenarioError([f"{odd}; name a scenario file"], str(path))
     try:
         size = path.stat().st_size
     except OSError as exc:

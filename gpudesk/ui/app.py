@@ -75,6 +75,12 @@ def run_app(quit_after_startup: bool = False, database_url: str | None = None) -
     if quit_after_startup and not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY") \
             and sys.platform.startswith("linux") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from gpudesk.ui.platform_check import check_platform
+
+    problem = check_platform()
+    if problem:  # Qt would print its own line and abort: say what is missing and how to install it
+        print(problem, file=sys.stderr)
+        return 1
     setup_logging()
     if not database_url:
         from gpudesk.ui.window.loader import read_snapshot_early

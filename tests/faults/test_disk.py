@@ -135,3 +135,20 @@ def test_a_full_disk_while_writing_a_csv_keeps_the_old_file(tmp_path, capsys, mo
     assert code == EXIT_DISK_FULL and _one_line(err, "the disk is full"), err
     assert target.read_bytes() == b"configuration,cost\nold,1\n"
     assert [p.name for p in target.parent.iterdir()] == ["table.csv"]  # no temporary file left
+
+
+@needs_mount
+def test_a_read_only_data_folder_still_reads_the_catalogue_and_says_what_cannot_be_saved(tmp_path, user_template):
+    disk = Mounted(tmp_path, {"gpudesk.sqlite3": user_template}, read_only=True)
+    listed, shown, quoted = disk.run(["catalogue", "list", "--kind", "regions"],
+                                     ["catalogue", "show", "h100-sxm5-80gb", "--json"],
+                                     ["catalogue", "quote", "h100-sxm5-80gb", "25000"])
+    code, out, err = listed
+    assert code == 0, err
+    assert "United States (national average)" in out
+    assert _one_line(err, str(disk.mount / "gpudesk.sqlite3"), "opened read-only", "nothing can be saved"), err
+    assert shown[0] == 0 and '"h100-sxm5-80gb"' in shown[1]
+    code, _out, err = quoted  # a writing command: the existing one-line "cannot be written"
+    assert code == EXIT_NOT_WRITABLE and _one_line(err, "cannot be written"), err
+    assert (disk.after / "gpudesk.sqlite3").read_bytes() == user_template.read_bytes()
+    assert sorted(p.name for p in disk.after.iterdir()) == ["gpudesk.sqlite3"]  # no journal, lock or backup left

@@ -16,7 +16,7 @@ from sqlalchemy import text
 
 from gpudesk.core.catalogue import db, open_catalogue, team
 from gpudesk.core.catalogue.reading import ConflictError, EditError
-from gpudesk.core.catalogue.service import Catalogue
+from gpudesk.core.catalogue.service import Catalogue, open_local_copy
 from gpudesk.core.settings import Settings, save_settings
 from tests.team.conftest import TEAM_PASSWORD, new_database
 
@@ -349,7 +349,7 @@ def test_an_edit_while_the_server_is_down_is_refused_in_words_and_kept_for_later
         assert "closed the connection" in str(caught.value) or "no server answers" in str(caught.value)
         with pytest.raises(team.ServerUnreachable, match="connection refused"):
             open_catalogue(url)
-        offline = team.open_local_copy(url)
+        offline = open_local_copy(url)
         assert offline.read_only and offline.offline_from.endswith(url.rsplit("/", 1)[1])
         assert offline.get("accelerators", "h100-sxm5-80gb")["memory_gb"] == 80
         offline.close()

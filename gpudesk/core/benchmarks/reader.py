@@ -142,6 +142,11 @@ def open_source(source, source_name: str | None = None, max_bytes: int | None = 
         raise SourceError(Problem(name, "", "the file does not exist", "error"))
     if path.is_dir():
         raise SourceError(Problem(name, "", "this is a folder, not a file: name the result files in it", "error"))
+    from gpudesk.core.fileio import not_regular
+
+    odd = not_regular(path)
+    if odd:  # a named pipe or a device: refused before it is opened (reading one would wait or never end)
+        raise SourceError(Problem(name, "", f"{odd}; name a result file", "error"))
     try:
         size = path.stat().st_size
         with open(path, "rb") as handle:

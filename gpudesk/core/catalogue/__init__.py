@@ -15,23 +15,29 @@ if TYPE_CHECKING:
 
 def open_catalogue(url: str | None = None, data_dir=None) -> Catalogue:
     """Open the catalogue named by `url`, else the settings' database URL, else the embedded SQLite.
-    A server's password comes from where the settings say (see team.py); a server that cannot be
-    reached raises team.ServerUnreachable, which says why in words."""
+    A server's password comes from the URL, GPUDESK_DB_PASSWORD, the keyring or PostgreSQL's own
+    sources (team.resolve_password); a server that cannot be reached raises team.ServerUnreachable,
+    one that refuses to sign in team.TeamError listing where passwords are looked for."""
+    from gpudesk.core.catalogue.db import check_url
     from gpudesk.core.catalogue.service import Catalogue
     from gpudesk.core.settings import load_settings
 
     settings = load_settings()
     if url is None:
         url = settings.database_url or None
+    check_url(url)
     if url is None or str(url).startswith("sqlite"):
         return Catalogue.open(url, data_dir)
     from sqlalchemy.exc import InterfaceError, OperationalError
 
     from gpudesk.core.catalogue import team
 
+    connect, origin = team.resolve_password(url, settings.password_source)
     try:
-        return Catalogue.open(team.connect_url(url, settings.password_source), data_dir)
+        return Catalogue.open(connect, data_dir)
     except (OperationalError, InterfaceError) as exc:
+        if "password" in str(getattr(exc, "orig", None) or exc).lower():  # reached, but signing in failed
+            raise team.TeamError(team.connect_error(exc, origin, settings.password_source)) from exc
         raise team.ServerUnreachable(url, team.describe_error(exc)) from exc
     except ImportError as exc:  # gpudesk without its [team] extra
         raise team.driver_missing(url) from exc

@@ -36,6 +36,88 @@ class SchemaError(RuntimeError):
     """The database's schema cannot be used by this gpudesk; the message says why and what to do."""
 
 
+class UrlError(ValueError):
+    """A database URL gpudesk cannot use, said in one line; `kind` is what went wrong: `usage` (not a
+    URL gpudesk takes), `missing` (the file's folder does not exist) or `not_writable`."""
+
+    def __init__(self, message: str, kind: str = "usage"):
+        super().__init__(message)
+        self.kind = kind
+
+
+# the database URLs gpudesk takes (SQLAlchemy driver names)
+DRIVERS = ("sqlite", "sqlite+pysqlite", "postgresql", "postgresql+psycopg")
+URL_FORMS = "sqlite:///path/to/catalogue.sqlite3 or postgresql+psycopg://user@host:5432/database"
+
+
+def check_url(url) -> None:
+    """Refuse, in words, a URL that names no database gpudesk can open: an unknown scheme, or an
+    SQLite file whose folder does not exist."""
+    if url is None:
+        return
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(str(url))
+    except (ArgumentError, ValueError):  # ValueError: a port that is not a number
+        raise UrlError(f"'{_shown(str(url)).strip(chr(39))}' is not a database URL; gpudesk takes {URL_FORMS}") \
+            from None
+    if parsed.drivername not in DRIVERS:
+        raise UrlError(f"{parsed.drivername + '://…'!r} is not a database gpudesk takes; it takes {URL_FORMS}")
+    if parsed.get_backend_name() == "sqlite" and parsed.database and parsed.database != ":memory:" \
+            and not parsed.database.startswith("file:"):
+        try:
+            path = Path(parsed.database).expanduser()
+            folder = path.parent.resolve()
+            missing = not folder.is_dir()
+        except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a name too long, a loop of links
+            raise UrlError(f"{parsed.database!r} cannot be a database file ({exc})".replace("\n", " ")) from None
+        if missing:
+            raise UrlError(f"{_shown(str(path))}: its folder {_shown(str(folder))} does not exist", "missing")
+
+
+def _shown(text: str) -> str:
+    """A path or URL as a message shows it: as it is, or quoted with escapes when it holds a line
+    break or another control character."""
+    return text if text.isprintable() else repr(text)
+
+
+def read_only_reason(path: Path) -> str:
+    """Why an SQLite database cannot be written here ('' when it can): the file or its folder is
+    read-only (a read-only mount, a locked-down home); SQLite needs the folder for its journal."""
+    import os
+
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is read-only"
+    folder = path.parent if str(path.parent) else Path(".")
+    if folder.is_dir() and not os.access(folder, os.W_OK):
+        return "its folder is read-only"
+    return ""
+
+
+def read_only_engine(path: Path) -> Engine:
+    """An engine that reads `path` without writing anything next to it: SQLite's read-only mode,
+    or `immutable` where even the write-ahead log cannot be opened (its folder is read-only)."""
+    from sqlalchemy.exc import OperationalError
+
+    for query in ("mode=ro", "immutable=1"):
+        engine = create_engine(f"sqlite:///file:{path}?{query}&uri=true")
+
+        @event.listens_for(engine, "connect")
+        def _query_only(dbapi_connection, _record):  # pragma: no cover - trivial
+            dbapi_connection.execute("PRAGMA query_only=ON")
+
+        try:
+            with engine.connect() as conn:
+                conn.exec_driver_sql("SELECT count(*) FROM sqlite_master").scalar()
+            return engine
+        except OperationalError:
+            engine.dispose()
+    raise UrlError(f"{path}: cannot be read (read-only, and SQLite cannot open it even as immutable)",
+                   "not_writable")
+
+
 def make_engine(url=None) -> Engine:
     """An engine for `url` (text or sqlalchemy URL; default the embedded SQLite file)."""
     url = url or default_url()

@@ -44,13 +44,12 @@ from gpudesk.core.catalogue import sync
 from gpudesk.core.catalogue.bundle import CSV_FILES, TOML_KINDS, Bundle, BundleError, load_bundle, version_key
 from gpudesk.core.catalogue.derived import DERIVED_KINDS, describe
 from gpudesk.core.catalogue.fields import KIND_LABELS, KIND_NOUNS, KINDS, field_map
-from gpudesk.core.catalogue.reading import ORIGIN_BUNDLED, USER_ORIGINS
+from gpudesk.core.catalogue.reading import ORIGIN_BUNDLED, USER_ORIGINS, CatalogueReader
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
     from sqlalchemy.orm import Session
 
-    from gpudesk.core.catalogue.service import Catalogue
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +110,7 @@ class ExportResult:
                 f"{self.records:,} records ({self.user_records:,} of them your own) in {self.files} files and {MANIFEST}.")
 
 
-def export_bundle(catalogue: Catalogue, path: str | os.PathLike[str]) -> ExportResult:
+def export_bundle(catalogue: CatalogueReader, path: str | os.PathLike[str]) -> ExportResult:
     """Write the catalogue in `catalogue`'s database as a bundle at `path` (a zip when it ends in
     .zip, else a folder). The bundle is checked by reading it back before anything is written, and
     written atomically: a failed export leaves `path` as it was."""
@@ -661,7 +660,7 @@ def kind_label(kind: str) -> str:
     return "Workload presets" if kind == PRESETS else KIND_LABELS[kind]
 
 
-def plan_update(catalogue: Catalogue, path: str | os.PathLike[str]) -> UpdatePlan:
+def plan_update(catalogue: CatalogueReader, path: str | os.PathLike[str]) -> UpdatePlan:
     """Check the bundle at `path` and work out what importing it would change in `catalogue`.
     Raises ExchangeError: "invalid" for a bad bundle, "refused" for one this database does not take."""
     from sqlalchemy.orm import Session
@@ -671,7 +670,7 @@ def plan_update(catalogue: Catalogue, path: str | os.PathLike[str]) -> UpdatePla
         return _plan(session, verified)
 
 
-def apply_update(catalogue: Catalogue, plan: UpdatePlan) -> dict[str, int]:
+def apply_update(catalogue: CatalogueReader, plan: UpdatePlan) -> dict[str, int]:
     """Apply `plan` in one transaction, after checking that the database is still as it was when
     the plan was made; returns the counts of added, changed, removed and kept records."""
     from sqlalchemy.orm import Session

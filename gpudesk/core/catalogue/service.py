@@ -99,8 +99,13 @@ class Catalogue(CatalogueReader):
         """Open (creating or upgrading) the database and load the bundled catalogue if it changed."""
         from sqlalchemy.exc import DatabaseError, IntegrityError
 
+        db.check_url(url)
         engine = db.make_engine(url)
         database = db.sqlite_file(engine)
+        reason = db.read_only_reason(database) if database is not None else ""
+        if reason:
+            engine.dispose()
+            return cls._open_read_only(database, reason, data_dir)
         try:
             if database is not None:
                 backup.check_database(database)  # PRAGMA quick_check: a damaged file is reported, not used
@@ -120,6 +125,22 @@ class Catalogue(CatalogueReader):
         except BaseException:
             engine.dispose()
             raise
+        return catalogue
+
+    @classmethod
+    def _open_read_only(cls, database: Path, reason: str, data_dir: Path | None) -> Catalogue:
+        """A database this program cannot write, opened for reading: nothing is created, migrated or
+        loaded; `read_only` says why, and a write fails with SQLite's read-only error."""
+        if not database.exists():
+            raise db.UrlError(f"{database}: cannot be created: {reason}", "not_writable")
+        engine = db.read_only_engine(database)
+        found = db.current_revision(engine)
+        if found != db.HEAD_REVISION:
+            engine.dispose()
+            raise db.UrlError(f"{database}: needs its schema upgraded ({found or 'empty'} to {db.HEAD_REVISION}), "
+                              f"which cannot be written: {reason}", "not_writable")
+        catalogue = cls(engine, data_dir or paths.bundled_data_dir())
+        catalogue.read_only = f"{database} is opened read-only ({reason}): nothing can be saved"
         return catalogue
 
     def sync_if_needed(self, force: bool = False) -> dict[str, int] | None:
@@ -367,3 +388,14 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def open_local_copy(url: str):
+    """The local copy of the team catalogue, opened read-only (None when there is none)."""
+    from gpudesk.core.catalogue.team import copy_time, display_url, local_copy_path
+
+    path = local_copy_path(url)
+    if copy_time(path) is None:
+        return None
+    catalogue = Catalogue.open(f"sqlite:///{path}")
+    catalogue.read_only = True
+    catalogue.offline_from = display_url(url)
+    return catalogue

@@ -76,25 +76,56 @@ def keyring_account(url) -> str:
     return f"{u.username or ''}@{u.host or 'localhost'}:{u.port or 5432}/{u.database or ''}"
 
 
-def connect_url(url: str | None, password_source: str = "keyring"):
-    """The URL to connect with: `url` itself for SQLite or when it carries its password, else the
-    same URL with the password from the keyring or the environment (TeamError when it is missing)."""
+# Where a server's password may come from, in the order they are tried, and how to set each.
+PASSWORD_ORIGINS = (
+    ("url", "the URL itself", "put it in the URL (postgresql+psycopg://user:password@host/db; not kept in settings)"),
+    ("env", ENV_PASSWORD, f"set {ENV_PASSWORD} in the environment"),
+    ("keyring", "the system keyring", "run gpudesk team set-password, or enter it in Preferences > Team catalogue"),
+    ("driver", "PostgreSQL's own sources (PGPASSWORD, ~/.pgpass or PGPASSFILE, a PGSERVICE service file), or no "
+               "password for trust, peer, certificate or GSS sign-in",
+     "set PGPASSWORD, add a line host:port:database:user:password to ~/.pgpass (mode 0600), or name a service "
+     "in PGSERVICE"),
+)
+
+
+def resolve_password(url: str | None, password_source: str = "keyring"):
+    """The URL to connect with and where its password came from: the URL's own password, else
+    GPUDESK_DB_PASSWORD whenever it is set, else the system keyring when there is one and it holds
+    a password for this account (unless the settings say `none`), else nothing: the driver then
+    reads PGPASSWORD, ~/.pgpass (PGPASSFILE) or a PGSERVICE service, or signs in without a
+    password (trust, peer, certificates, GSS). SQLite URLs come back as they are."""
     if not is_server_url(url):
-        return url
+        return url, ""
     parsed = parse_url(url)
-    if parsed.password or password_source == "none":
-        return parsed
-    if password_source == "env":
-        password = os.environ.get(ENV_PASSWORD)
-        if not password:
-            raise TeamError(f"The team catalogue's password is to come from {ENV_PASSWORD}, which is not set in "
-                            f"this program's environment.")
-        return parsed.set(password=password)
-    password = keyring_password(url)
-    if password is None:
-        raise TeamError(f"The system keyring holds no password for {keyring_account(url)}. Enter it in "
-                        f"Preferences > Team catalogue, or run: gpudesk team set-password")
-    return parsed.set(password=password)
+    if parsed.password:
+        return parsed, "url"
+    password = os.environ.get(ENV_PASSWORD)
+    if password:
+        return parsed.set(password=password), "env"
+    if password_source == "keyring":
+        ok, _why = keyring_status()
+        if ok:
+            import keyring
+
+            stored = keyring.get_password(KEYRING_SERVICE, keyring_account(url))
+            if stored:
+                return parsed.set(password=stored), "keyring"
+    return parsed, "driver"
+
+
+def connect_url(url: str | None, password_source: str = "keyring"):
+    """The URL to connect with (see `resolve_password`)."""
+    return resolve_password(url, password_source)[0]
+
+
+def origin_words(origin: str) -> str:
+    return next((words for key, words, _how in PASSWORD_ORIGINS if key == origin), origin)
+
+
+def no_password_help(password_source: str = "keyring") -> str:
+    """What was tried, in order, and how to set each: for a server that asked for a password."""
+    tried = [(words, how) for key, words, how in PASSWORD_ORIGINS if key != "keyring" or password_source == "keyring"]
+    return "Tried, in this order: " + "; ".join(f"{i}. {words} ({how})" for i, (words, how) in enumerate(tried, 1))
 
 
 def keyring_status() -> tuple[bool, str]:
@@ -159,6 +190,15 @@ def describe_error(exc: BaseException) -> str:
     return first
 
 
+def connect_error(exc: BaseException, origin: str, password_source: str = "keyring") -> str:
+    """A failed connection in words; a server that asked for a password and got none, or refused
+    one from the driver's sources, also lists where passwords are looked for."""
+    words = describe_error(exc)
+    lowered = str(getattr(exc, "orig", None) or exc).lower()
+    asked = "no password supplied" in lowered or ("password authentication failed" in lowered and origin == "driver")
+    return f"Cannot connect: {words}." + (f" {no_password_help(password_source)}." if asked else "")
+
+
 def _where(text: str) -> str:
     match = re.search(r'server at "([^"]+)"[^,]*, port (\d+)', text)
     if match:
@@ -182,11 +222,14 @@ class Probe:
     catalogue: str | None = None  # the loaded catalogue's version
     rows: dict[str, int] = field(default_factory=dict)  # shared rows: quotes, user entries, measurements
     problems: list[str] = field(default_factory=list)
+    password_from: str = ""  # where the password came from (or that the driver's own sources were used)
 
     def lines(self) -> list[str]:
         from gpudesk.core.catalogue.db import HEAD_REVISION
 
         out = [f"Server: {self.server}", f"Signed in as: {self.user} ({self.role})"]
+        if self.password_from:
+            out.append(f"Password from: {self.password_from}")
         if self.schema is None:
             out.append("Catalogue: not set up yet; the first gpudesk to open it creates it")
         else:
@@ -206,10 +249,11 @@ def probe(url: str, password_source: str = "keyring") -> Probe:
     from gpudesk.core.catalogue.db import make_engine
 
     engine = None
+    connect, origin = resolve_password(url, password_source)
     try:
-        engine = make_engine(connect_url(url, password_source))
+        engine = make_engine(connect)
         with engine.connect() as conn:
-            result = Probe()
+            result = Probe(password_from=origin_words(origin) if origin else "")
             if conn.dialect.name == "postgresql":
                 result.server = "PostgreSQL " + str(conn.exec_driver_sql("SHOW server_version").scalar()).split()[0]
                 result.user = conn.exec_driver_sql("SELECT current_user").scalar()
@@ -224,7 +268,7 @@ def probe(url: str, password_source: str = "keyring") -> Probe:
             result.rows = _shared_rows(conn, tables)
             return result
     except DBAPIError as exc:
-        raise TeamError(f"Cannot connect: {describe_error(exc)}.") from exc
+        raise TeamError(connect_error(exc, origin, password_source)) from exc
     except ImportError as exc:  # gpudesk without its [team] extra
         raise driver_missing(url) from exc
     finally:
@@ -328,16 +372,3 @@ def copy_time(path: Path) -> str | None:
     except sqlite3.Error:
         return None
     return row[0] if row else None
-
-
-def open_local_copy(url: str):
-    """The local copy of the team catalogue, opened read-only (None when there is none)."""
-    from gpudesk.core.catalogue.service import Catalogue
-
-    path = local_copy_path(url)
-    if copy_time(path) is None:
-        return None
-    catalogue = Catalogue.open(f"sqlite:///{path}")
-    catalogue.read_only = True
-    catalogue.offline_from = display_url(url)
-    return catalogue

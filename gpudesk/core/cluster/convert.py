@@ -319,15 +319,6 @@ def _components(graph: ClusterGraph) -> list[set[str]]:
     return out
 
 
-def __getattr__(name: str):
-    # GraphAnalysis moved to its own module (it imports this one); old imports keep working
-    if name == "GraphAnalysis":
-        from gpudesk.core.cluster.analysis import GraphAnalysis
-
-        return GraphAnalysis
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 def _link_problems(graph: ClusterGraph, link: Link, catalogue) -> list[Problem]:
     row = catalogue.get("interconnects", link.kind)
     if row is None:

@@ -21,9 +21,9 @@ from gpudesk.core.catalogue import team
 from gpudesk.core.settings import PASSWORD_SOURCES
 
 SOURCE_LABELS = {
-    "keyring": "System keyring",
+    "keyring": "System keyring, then PostgreSQL's own (PGPASSWORD, .pgpass)",
     "env": f"Environment variable {team.ENV_PASSWORD}",
-    "none": "None (the server trusts this computer)",
+    "none": "PostgreSQL's own (.pgpass, PGPASSWORD, service) or none",
 }
 
 

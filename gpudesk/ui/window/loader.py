@@ -84,7 +84,7 @@ class CatalogueLoader(QThread):
         from gpudesk.core.catalogue import backup, db
 
         database = db.sqlite_file(catalogue.engine)
-        if database is None:
+        if database is None or getattr(catalogue, "read_only", False):
             return
         try:
             backup.backup_if_due(database)

@@ -86,6 +86,9 @@ def status_text(window, catalogue) -> str:
         when = team.copy_time(Path(path)) if path else None
         taken = f" as of {when[:16].replace('T', ' ')} UTC" if when else ""
         return f"Catalogue {catalogue.version}  ·  read-only copy of the team catalogue {copy_of}{taken}"
+    read_only = getattr(catalogue, "read_only", False)
+    if isinstance(read_only, str) and read_only:  # a database this program cannot write: why, and what it means
+        return f"Catalogue {catalogue.version}  ·  {read_only} (quotes, edits, imports, reports)"
     instead = getattr(window, "working_locally_instead_of", None)
     if instead:
         return (f"Catalogue {catalogue.version}  ·  this computer's database: edits stay here, not in the team "

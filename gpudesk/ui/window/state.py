@@ -4,17 +4,42 @@ columns per kind, the compare view's splitter."""
 from __future__ import annotations
 
 from PySide6.QtCore import QByteArray, QTimer
+from PySide6.QtGui import QGuiApplication
 
 from gpudesk.ui.state import settings_store
+
+PREFERRED = (1320, 820)  # the first window's size where the screen has room for it
+FRAME_ALLOWANCE = (16, 48)  # what a window manager's frame and title bar may add around the window
+
+
+def first_size(available) -> tuple[int, int]:
+    """The first window's size on a screen whose available geometry (without panels and docks) is
+    `available` (a QRect, or None offscreen): the preferred size, shrunk to leave room for the frame."""
+    if available is None or available.isEmpty():
+        return PREFERRED
+    return (min(PREFERRED[0], available.width() - FRAME_ALLOWANCE[0]),
+            min(PREFERRED[1], available.height() - FRAME_ALLOWANCE[1]))
+
+
+def fits(rect, available) -> bool:
+    """Whether a restored frame still lies within the screen's available geometry."""
+    return available is None or available.isEmpty() or available.contains(rect)
 
 
 def restore_state(window, pages) -> None:
     store = settings_store()
     geometry = store.value("window/geometry")
-    if isinstance(geometry, QByteArray) and not geometry.isEmpty():
-        window.restoreGeometry(geometry)
-    else:
-        window.resize(1320, 820)
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    # the offscreen platform's screen is a fixed 800x600 stand-in, not a screen anyone looks at
+    real = screen is not None and QGuiApplication.platformName() != "offscreen"
+    available = screen.availableGeometry() if real else None
+    restored = isinstance(geometry, QByteArray) and not geometry.isEmpty() and window.restoreGeometry(geometry)
+    if not restored or not fits(window.frameGeometry(), available) and not window.isMaximized():
+        window.resize(*first_size(available))  # the last size no longer fits this screen (or there is none)
+        if available is not None and not available.isEmpty():
+            frame = window.frameGeometry()
+            frame.moveCenter(available.center())
+            window.move(frame.topLeft())
     splitter = store.value("catalogue/splitter")
     if isinstance(splitter, QByteArray) and not splitter.isEmpty():
         window.catalogue_view.splitter.restoreState(splitter)
