@@ -152,3 +152,12 @@ def test_a_read_only_data_folder_still_reads_the_catalogue_and_says_what_cannot_
     assert code == EXIT_NOT_WRITABLE and _one_line(err, "cannot be written"), err
     assert (disk.after / "gpudesk.sqlite3").read_bytes() == user_template.read_bytes()
     assert sorted(p.name for p in disk.after.iterdir()) == ["gpudesk.sqlite3"]  # no journal, lock or backup left
+
+
+@needs_mount
+def test_the_app_opens_its_catalogue_view_on_a_read_only_data_folder(tmp_path, user_template):
+    disk = Mounted(tmp_path, {"gpudesk.sqlite3": user_template}, read_only=True)
+    ((code, _out, err),) = disk.run(["--quit-after-startup"])
+    assert code == 0, err  # the populated window was painted (the run leaves at catalogueReady)
+    assert "Traceback" not in err
+    assert (disk.after / "gpudesk.sqlite3").read_bytes() == user_template.read_bytes()
