@@ -164,6 +164,8 @@ def build_parser(commands: bool = True) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{APP_NAME} {__version__}")
     parser.add_argument("--quit-after-startup", action="store_true",
                         help="open the window, quit with status 0 once the catalogue is shown")
+    parser.add_argument("--quit-after-first-frame", action="store_true",
+                        help="open the window, quit with status 0 once its first frame is painted (start-up bench)")
     parser.add_argument("--self-test", action="store_true",
                         help="check the installation offscreen: views, catalogue, estimate, chart, PDF")
     parser.add_argument("--database-url", metavar="URL", help="use this SQLAlchemy database URL")
@@ -179,7 +181,7 @@ def build_parser(commands: bool = True) -> argparse.ArgumentParser:
     return parser
 
 
-_WINDOW_FLAGS = ("--quit-after-startup", "--self-test")
+_WINDOW_FLAGS = ("--quit-after-startup", "--quit-after-first-frame", "--self-test")
 
 
 def _window_only(argv: Sequence[str]) -> bool:
@@ -205,7 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         from gpudesk.ui.app import run_app
 
-        return run_app(quit_after_startup=args.quit_after_startup, database_url=args.database_url)
+        return run_app(quit_after_startup=args.quit_after_startup, database_url=args.database_url,
+                       quit_after_first_frame=args.quit_after_first_frame)
     try:
         handler = {
             "catalogue": _catalogue,

@@ -26,7 +26,8 @@ def test_version(capsys):
 
 
 @pytest.mark.parametrize("argv, window", [
-    ([], None), (["--quit-after-startup"], None), (["--database-url", "sqlite:///x.db"], "sqlite:///x.db"),
+    ([], None), (["--quit-after-startup"], None), (["--quit-after-first-frame"], None),
+    (["--database-url", "sqlite:///x.db"], "sqlite:///x.db"),
     (["--database-url=sqlite:///y.db", "--quit-after-startup"], "sqlite:///y.db"),
 ])
 def test_the_window_starts_without_building_the_commands_parsers(argv, window, monkeypatch):
@@ -39,7 +40,8 @@ def test_the_window_starts_without_building_the_commands_parsers(argv, window, m
     monkeypatch.setattr(app, "run_app", lambda **kw: started.append(kw) or 0)
     assert cli.main(argv) == 0
     assert built == [False]
-    assert started == [{"quit_after_startup": "--quit-after-startup" in argv, "database_url": window}]
+    assert started == [{"quit_after_startup": "--quit-after-startup" in argv, "database_url": window,
+                        "quit_after_first_frame": "--quit-after-first-frame" in argv}]
 
 
 @pytest.mark.parametrize("argv", [["catalog"], ["--database-url", "x", "catalog"], ["--help"], ["--quit-after-startup",

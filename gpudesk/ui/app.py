@@ -71,7 +71,9 @@ def _follow_system_scheme(app: QApplication) -> None:
         hints.colorSchemeChanged.connect(lambda _scheme: apply_style(app))
 
 
-def run_app(quit_after_startup: bool = False, database_url: str | None = None) -> int:
+def run_app(quit_after_startup: bool = False, database_url: str | None = None,
+            quit_after_first_frame: bool = False) -> int:
+    quit_after_startup = quit_after_startup or quit_after_first_frame
     if quit_after_startup and not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY") \
             and sys.platform.startswith("linux") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -100,7 +102,10 @@ def run_app(quit_after_startup: bool = False, database_url: str | None = None) -
             sys.stderr.flush()
             os._exit(code)
 
-        window.catalogueReady.connect(lambda: QTimer.singleShot(0, lambda: leave(0)))
+        if quit_after_first_frame:  # the first frame: whatever the window shows before the catalogue
+            QTimer.singleShot(0, lambda: leave(0))
+        else:
+            window.catalogueReady.connect(lambda: QTimer.singleShot(0, lambda: leave(0)))
         window.catalogueFailed.connect(lambda _msg: leave(1))
     window.show()
     window.start()
