@@ -197,3 +197,14 @@ def test_fewer_than_two_runnable_configurations_have_nothing_to_weigh(catalogue)
 
         specs_for(parse_scenario({**json.loads((EXAMPLES / "own-or-rent-8xh100-mi300x-b200.json").read_text()),
                                   "uncertainty": {"grid": {"low": 1, "high": 2}}}), {"grid": 0.0})
+
+
+def test_the_seed_question_s_crossover_reads_as_a_buyer_would_say_it(catalogue):
+    comp = build_comparison(load_scenario(EXAMPLES / "nanochat-8xh100-rented-vs-dgx-spark.json"), catalogue)
+    why = comp.why
+    assert why.names[why.winner] == "DGX Spark (owned)"
+    utilisation = next(b for b in why.bars if b.input.kind == "utilisation")
+    assert utilisation.crossover is not None and why.names[utilisation.crossover.winner] == "8 × H100 rented (Lambda)"
+    assert (f"8 × H100 rented (Lambda) would be cheaper per run if the owned hardware ran below "
+            f"{utilisation.crossover.text} utilisation") in why.sentence
+    assert utilisation.crossover.text.endswith("%") and utilisation.crossover.value < 1

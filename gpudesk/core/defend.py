@@ -363,20 +363,20 @@ def crossover(bases: list[Basis], inputs: list[Input], inp: Input, row: str, win
     return Crossover(best[0], value_text(inp, best[0]), best[1])
 
 
+# how an input's value reads: by its kind where the kind decides, else by its unit
+KIND_TEXT = {"utilisation": lambda value, factor: f"{value:.0%}",
+             "efficiency": lambda value, factor: f"{factor:.2f}× the estimated time",
+             "model_error": lambda value, factor: f"{factor:.2f}× the estimated time"}
+UNIT_TEXT = {"$": "${:,.0f}", "$/h": "${:,.2f}/h", "$/kWh": "${:.3f}/kWh", "years": "{:.1f} years"}
+
+
 def value_text(inp: Input, factor: float) -> str:
+    """The input at `factor` times the scenario's value, in its own units."""
     value = factor * inp.base
-    if inp.kind == "utilisation":
-        return f"{value:.0%}"
-    if inp.kind in ("efficiency", "model_error"):
-        return f"{factor:.2f}× the estimated time"
-    if inp.unit == "$":
-        return f"${value:,.0f}"
-    if inp.unit == "$/h":
-        return f"${value:,.2f}/h"
-    if inp.unit == "$/kWh":
-        return f"${value:.3f}/kWh"
-    if inp.unit == "years":
-        return f"{value:.1f} years"
+    if inp.kind in KIND_TEXT:
+        return KIND_TEXT[inp.kind](value, factor)
+    if inp.unit in UNIT_TEXT:
+        return UNIT_TEXT[inp.unit].format(value)
     return f"{value:.3g}" + (f" {inp.unit}" if inp.unit else "")
 
 
@@ -416,23 +416,24 @@ def sentence(why: Why) -> str:
     return " ".join(parts)
 
 
+# a crossover as a condition: {more} is "more than" or "less than" by the direction the input moves,
+# {above} "above" or "below", {slower} "slower" or "faster"; {who} names the configuration it is of
+CONDITIONS = {
+    "electricity": "electricity cost {more} {text}",
+    "utilisation": "the owned hardware ran {above} {text} utilisation",
+    "years": "it were used for {more} {text}",
+    "purchase_price": "{who} cost {more} {text}",
+    "cloud_price": "renting cost {more} {text}",
+    "efficiency": "{who} ran {slower} than estimated ({text})",
+    "model_error": "{who} ran {slower} than estimated ({text})",
+}
+
+
 def _condition(inp: Input, rising: bool, text: str, names: list[str]) -> str:
-    more, less = ("more than", "less than")
-    who = names[inp.configs[0]] if len(inp.configs) == 1 else ""
-    if inp.kind == "electricity":
-        return f"electricity cost {more if rising else less} {text}"
-    if inp.kind == "utilisation":
-        return f"the owned hardware ran {'above' if rising else 'below'} {text} utilisation"
-    if inp.kind == "years":
-        return f"it were used for {more if rising else less} {text}"
-    if inp.kind == "purchase_price":
-        return f"{who} cost {more if rising else less} {text}"
-    if inp.kind == "cloud_price":
-        return f"renting cost {more if rising else less} {text}"
-    if inp.kind in ("efficiency", "model_error"):
-        whom = who or inp.label.split("(")[-1].rstrip(")")
-        return f"{whom} ran {'slower' if rising else 'faster'} than estimated ({text})"
-    return f"the {inp.label.lower()} were {more if rising else less} {text}"
+    who = names[inp.configs[0]] if len(inp.configs) == 1 else inp.label.split("(")[-1].rstrip(")")
+    template = CONDITIONS.get(inp.kind, "the " + inp.label.lower() + " were {more} {text}")
+    return template.format(text=text, who=who, more="more than" if rising else "less than",
+                           above="above" if rising else "below", slower="slower" if rising else "faster")
 
 
 def _assumptions(inputs: list[Input], specs: dict[str, InputSpec], draws: int, seed: int) -> list[str]:
