@@ -62,3 +62,15 @@ def test_core_imports_without_qt():
             "print(bad); sys.exit(1 if bad else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_bundled_files_are_found_through_paths_not_by_walking_up_from_a_module():
+    """data/ and resources/ live beside the package in a checkout, in gpudesk/_bundled in a wheel and
+    in the frozen app's folder: only gpudesk.core.paths knows which, so a module that walks up from
+    its own file to data/ works in a checkout and fails once installed."""
+    import re
+
+    pattern = re.compile(r"parents?\[?\d*\]?\s*/\s*[\"'](data|resources)[\"']|\.parent\s*/\s*[\"'](data|resources)[\"']")
+    found = [str(p.relative_to(ROOT)) for p in (ROOT / "gpudesk").rglob("*.py")
+             if p.name != "paths.py" and pattern.search(p.read_text(encoding="utf-8"))]
+    assert not found, found

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from gpudesk.core.estimate import constants as C
 
-DATA = Path(__file__).resolve().parents[2] / "data" / "uncertainty.toml"
 DRAWS = 2000
 SEED = 20261128
 DISTRIBUTIONS = ("triangular", "log_triangular", "uniform")
@@ -54,9 +53,16 @@ class InputSpec:
     source: str = ""
 
 
+def data_file() -> Path:
+    """data/uncertainty.toml wherever the bundled data lives (a checkout, a wheel, a frozen app)."""
+    from gpudesk.core.paths import bundled_data_dir
+
+    return bundled_data_dir() / "uncertainty.toml"
+
+
 @lru_cache(maxsize=1)
 def default_specs() -> dict[str, InputSpec]:
-    raw = tomllib.loads(DATA.read_text(encoding="utf-8"))
+    raw = tomllib.loads(data_file().read_text(encoding="utf-8"))
     return {d["key"]: InputSpec(d["key"], d["label"], d.get("low"), d.get("high"), d.get("distribution", "triangular"),
                                 d.get("notes", ""), d.get("source", "")) for d in raw["input"]}
 
