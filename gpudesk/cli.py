@@ -423,11 +423,10 @@ def _catalogue(args) -> int:
 
 def _writable(cat) -> None:
     """A database opened read-only: a writing command stops here with the one-line message."""
-    if isinstance(cat.read_only, str) and cat.read_only:
+    why = getattr(cat, "not_writable", "")
+    if why:
         _READ_ONLY_NOTICE.clear()
-        raise CliError(cat.read_only.replace(" is opened read-only (", " cannot be written (").replace(
-            "): nothing can be saved", "); check that its folder is writable; nothing was changed"),
-            EXIT_NOT_WRITABLE)
+        raise CliError(f"{why}; nothing was changed", EXIT_NOT_WRITABLE)
 
 
 def _catalogue_quote(args, cat) -> int:

@@ -241,3 +241,17 @@ def test_a_cost_factor_the_user_adds_comes_before_the_bundled_ones(catalogue):
                            source={"title": "x"})
     assert "Component 'hosts' must be one of" in str(err.value) and "must be more than 0" in str(err.value)
     assert catalogue.get("cost_factors", "bad") is None
+
+
+def test_the_cost_factor_names_agree_everywhere_they_are_listed():
+    """The components of tco.py, the catalogue's choice list, the settings' check, the scenario's
+    finance fields and the Preferences rows: one list, kept in step here."""
+    from gpudesk.core.catalogue.fields import COST_COMPONENTS
+    from gpudesk.core.estimate.tco import COMPONENTS
+    from gpudesk.core.scenario import FINANCE
+    from gpudesk.core.settings import TCO_NUMBERS
+
+    assert COST_COMPONENTS == COMPONENTS == TCO_NUMBERS
+    assert set(COMPONENTS) <= set(FINANCE)
+    ui = (ROOT / "gpudesk" / "ui" / "widgets" / "preferences.py").read_text()
+    assert all(f'("{name}",' in ui for name in COMPONENTS)

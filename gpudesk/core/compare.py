@@ -640,7 +640,7 @@ PART_WORDS = {"hardware": "hardware", "hosts": "hosts", "network": "network", "f
 
 
 def _capex_parts_cell(r: OptionResult, e: Estimate) -> Cell:
-    parts = e.cost.capex_parts if e.feasible or e.cost.capex_parts else None
+    parts = e.cost.capex_parts
     if any(g.cloud is not None for g in r.inputs.groups):
         return _text("rented")
     if not parts:

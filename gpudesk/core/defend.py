@@ -51,6 +51,7 @@ class InputSpec:
     distribution: str = "triangular"
     notes: str = ""
     source: str = ""
+    given: bool = False  # the scenario's own range: it stands over what the catalogue's prices say
 
 
 def data_file() -> Path:
@@ -308,7 +309,7 @@ def _factors(inputs: list[Input], bases: list[Basis], values: dict[str, object],
     return out
 
 
-def _winner(values, lower: bool = True):
+def _winner(values):
     import numpy as np
 
     filled = np.where(np.isnan(values), np.inf, values)
@@ -527,7 +528,7 @@ def specs_for(scenario, inputs_by_kind: dict[str, float]) -> dict[str, InputSpec
             continue
         d = default_specs()[key]
         out[key] = InputSpec(key, d.label, value["low"] / base, value["high"] / base,
-                             value.get("distribution", d.distribution), "given in the scenario", "")
+                             value.get("distribution", d.distribution), "given in the scenario", "", given=True)
     if problems:
         raise UncertaintyError("; ".join(problems))
     return out
@@ -582,20 +583,20 @@ def basis_of(r, catalogue=None, specs: dict[str, InputSpec] | None = None) -> Ba
     if rented:
         b.rate = sum(hourly(g, inp.finance.pricing) * g.nodes for g in rented)
         found = _rate_range(rented, inp.finance.pricing)
-        if found and "cloud_price" not in (getattr(r, "given", None) or ()):
+        if found and not specs["cloud_price"].given:
             b.rate_low, b.rate_high = min(found[0], 1.0), max(found[1], 1.0)
     elif e.cost.capex_parts:
         parts = e.cost.capex_parts
         b.capex_price, b.capex_other = parts["hardware"], sum(v for k, v in parts.items() if k != "hardware")
         found = _price_range(catalogue, r, b.capex_price)
-        if found and specs["purchase_price"].notes != "given in the scenario":
+        if found and not specs["purchase_price"].given:
             b.price_low, b.price_high = min(found[0], 1.0), max(found[1], 1.0)
     rates = e.cost.rent_rates
     if rates and e.cost.cloud_hours_per_run is not None and not rented:
         b.alt_rate = rates.get(inp.finance.pricing) or rates.get("on_demand")
         b.alt_hours = e.cost.cloud_hours_per_run.likely
         pricing_range = (min(rates.values()) / b.alt_rate, max(rates.values()) / b.alt_rate) if b.alt_rate else None
-        if pricing_range and len(rates) > 1:
+        if pricing_range and len(rates) > 1 and not specs["cloud_price"].given:
             b.rate_low, b.rate_high = min(pricing_range[0], 1.0), max(pricing_range[1], 1.0)
     return b
 

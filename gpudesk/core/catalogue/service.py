@@ -69,6 +69,7 @@ class Catalogue(CatalogueReader):
     user: str = field(default_factory=current_user)  # recorded with every row this catalogue writes
     _sessions: sessionmaker = field(init=False, repr=False)
     read_only = False
+    not_writable = ""  # why writes cannot work here (a read-only file or folder), in words; "" when they can
 
     def __post_init__(self) -> None:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
@@ -141,6 +142,7 @@ class Catalogue(CatalogueReader):
                               f"which cannot be written: {reason}", "not_writable")
         catalogue = cls(engine, data_dir or paths.bundled_data_dir())
         catalogue.read_only = f"{database} is opened read-only ({reason}): nothing can be saved"
+        catalogue.not_writable = f"{database} cannot be written ({reason}); check that its folder is writable"
         return catalogue
 
     def sync_if_needed(self, force: bool = False) -> dict[str, int] | None:

@@ -44,12 +44,12 @@ def has_rate(g: NodeGroup, pricing: str) -> bool:
     return g.usd_per_hour_override is not None or bool(g.cloud.rate(PRICING_ALIASES.get(pricing, pricing)))
 
 
-def rates(groups, nodes_of=lambda g: g.nodes) -> dict[str, float]:
+def rates(groups) -> dict[str, float]:
     """The rented groups' price per hour under every pricing model all of them publish."""
     out = {}
     for pricing in PRICING_WORDS:
         if groups and all(has_rate(g, pricing) for g in groups):
-            out[pricing] = sum(hourly(g, pricing) * nodes_of(g) for g in groups)
+            out[pricing] = sum(hourly(g, pricing) * g.nodes for g in groups)
     return out
 
 
