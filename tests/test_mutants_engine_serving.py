@@ -147,12 +147,14 @@ def test_a_decode_step_launched_eagerly_pays_the_hosts_launch_rate():
 
 
 def test_a_large_batch_makes_decoding_compute_bound():
-    # 1,000 sequences: 1,000 × (2 × 999,999,200 + 4·4·8·100) FLOPs at the faster of the vector units
-    # (2 TFLOP/s) and the GEMM rate (1 TFLOP/s without a curve)
+    # 1,000 sequences: the products' 1,000 × 2 × 999,999,200 FLOPs at the faster of the vector units
+    # (2 TFLOP/s) and the GEMM rate (1 TFLOP/s without a curve); then the attention kernel on its own,
+    # after them: 1,000 × 6,400 bytes of cache at 100 GB/s (64 µs; its 1,000 × 4·4·8·100 FLOPs take 6.4 µs)
     step, bound, _ = SV.decode_step(W, S, ENGINE, T8, ONE, 1000, 100, False)
-    flops = 1000 * (2 * 999_999_200 + 12_800)
+    flops = 1000 * 2 * 999_999_200
+    attention = 1000 * 6400 / 1e11
     assert bound == "compute"
-    assert step == pytest.approx(flops / 2e12 + 4 * 14 * 1e-6)
+    assert step == pytest.approx(flops / 2e12 + attention + 4 * 14 * 1e-6)
     # with fast matrix units the GEMM rate takes over, and the step waits for its reads instead:
     # 2 GB of weights and 1,000 × 6,400 bytes of cache at 100 GB/s
     big = replace(ENGINE, gemm=1e15)
@@ -167,7 +169,8 @@ def test_a_large_batch_makes_decoding_compute_bound():
     shapes = ((1000, 16, 8), (1000, 8, 8), (1000, 32, 8), (1000, 8, 16))
     rate = 1e15 * shape_factor(curve, shapes, 1.25e15, 1e11, "bf16", compute_only=True)
     assert rate < 2e12  # such narrow products fall back to the vector units
-    assert SV.decode_step(W, S, curved, T8, ONE, 1000, 100, False)[0] == pytest.approx(flops / 2e12 + 4 * 14e-6)
+    assert SV.decode_step(W, S, curved, T8, ONE, 1000, 100, False)[0] == \
+        pytest.approx(flops / 2e12 + attention + 4 * 14e-6)
     wide = _shape(d_model=4096, ffn_dim=14336, heads=32, kv_heads=8, head_dim=128)
     wshapes = ((1000, 6144, 4096), (1000, 4096, 4096), (1000, 28672, 4096), (1000, 4096, 14336))
     wflops = 1000 * SV.inference_flops_per_token(wide, 100)
@@ -342,8 +345,11 @@ def test_tensor_parallel_prompts_use_every_devices_matrix_units():
     def factor(tp):
         return shape_factor(curve, ((1000, 6144 / tp, 4096), (1000, 4096, 4096 / tp), (1000, 28672 / tp, 4096),
                                     (1000, 4096, 14336 / tp)), 1.25e12, 1e11)
-    # TP2 narrows each device's products (a lower shape factor) but doubles the matrix units at work
-    assert two == pytest.approx(one * factor(1) / (2 * factor(2)))
+    # TP2 narrows each device's products (a lower shape factor) but doubles the matrix units at work; each
+    # prompt token also crosses two all-reduces a layer inside a full 1,000-token chunk
+    comm = 2 * 4 * SV.tp_all_reduce(T8, 2, 1000 * 4096 * 2) / 1000
+    assert two == pytest.approx(one * factor(1) / (2 * factor(2)) + comm)
+    assert comm > 0
     assert factor(2) < factor(1)
 
 

@@ -512,26 +512,28 @@ def test_tensor_parallelism_splits_a_layers_work_and_narrows_its_matrices():
 
 def test_a_moe_layer_runs_its_experts_on_the_tokens_routed_to_each():
     # attention 192 + router 8 × 4 = 32 outside the experts; one active expert of 3·8·16 = 384.
-    # 192 tokens over 4 experts: 48 rows each, in products of 48 × 32 × 8 and 48 × 8 × 16
+    # 192 tokens over 4 experts: 48 rows each, run as one grouped product whose experts' rows are padded
+    # to whole 64-row tiles: 4 × 64 = 256 rows, 192 of them real (products 256 × 32 × 8 and 256 × 8 × 16)
     work = layer_work(MOE, TRAIN, _curved(True), 192, 1, True, 1.0)
     attn = layer_shapes(MOE, 192, 1)[:2]
     outside = 2 * 224 * 192 / (1e12 * _sf(attn))
-    experts = 2 * 384 * 192 / (1e12 * _sf(((48, 32, 8), (48, 8, 16))))
+    experts = 2 * 384 * 192 / (1e12 * _sf(((256, 32, 8), (256, 8, 16))) * 192 / 256)
     assert work.gemm == pytest.approx(outside + experts)
     assert work.memory == pytest.approx((200 + 6 * 16) * 192 / 1e11)
-    # two tokens over 4 experts still make a matrix of at least one row
+    # two tokens reach two of the 4 experts: two padded tiles of one real row each
     two = layer_work(MOE, TRAIN, _curved(True), 2, 1, True, 1.0)
     assert two.gemm == pytest.approx(2 * 224 * 2 / (1e12 * _sf(layer_shapes(MOE, 2, 1)[:2])) +
-                                     2 * 384 * 2 / (1e12 * _sf(((1, 32, 8), (1, 8, 16)))))
+                                     2 * 384 * 2 / (1e12 * _sf(((128, 32, 8), (128, 8, 16))) * 2 / 128))
 
 
 def test_shared_experts_run_on_every_token_beside_the_routed_ones():
     # 2 routed of 4 experts and 1 shared: 3 × 384 = 1152 expert parameters a token; attention 192 and the
-    # router 32 outside them. 192 tokens × 2 / 4 = 96 rows per expert; TP2 halves widths and work
+    # router 32 outside them. 192 tokens × 2 / 4 = 96 rows per expert, padded to two 64-row tiles each:
+    # a grouped product of 4 × 128 = 512 rows, 384 real; TP2 halves widths and work
     s = _shape(params=20000.0, experts=4, experts_active=2, shared_experts=1, expert_ffn_dim=16)
     work = layer_work(s, TRAIN, _curved(True), 192, 2, True, 1.0)
     outside = 2 * 224 * 192 / 2 / (1e12 * _sf(layer_shapes(s, 192, 2)[:2]))
-    experts = 2 * 1152 * 192 / 2 / (1e12 * _sf(((96, 16, 8), (96, 8, 8))))
+    experts = 2 * 1152 * 192 / 2 / (1e12 * _sf(((512, 16, 8), (512, 8, 8))) * 384 / 512)
     assert work.gemm == pytest.approx(outside + experts)
     assert work.memory == pytest.approx((200 + 6 * 48) * 96 / 1e11)  # MLP width (2 + 1) × 16
 

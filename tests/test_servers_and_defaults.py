@@ -32,7 +32,7 @@ def test_every_server_documents_where_its_defaults_come_from():
 
 def test_vllm_takes_its_larger_defaults_on_large_gpus_but_not_on_an_a100():
     assert limits("vllm", 80, "H100 SXM5 80GB") == {"max_batch": 1024, "chunk_tokens": 8192, "memory_share": 0.9,
-                                                      "graphs": True}
+                                                      "memory_basis": "total", "graphs": True, "block_formats": False}
     assert limits("vllm", 80, "A100 SXM4 80GB")["max_batch"] == 256
     assert limits("vllm", 24, "RTX 4090")["chunk_tokens"] == 2048
     assert limits("tuned", 80, "H100")["max_batch"] is None

@@ -328,19 +328,27 @@ def resolve_option(scenario: Scenario, option: Option, catalogue, where: str = "
                               owned_devices=owned)
     if problems:
         raise ResolveError(problems)
-    workload = with_server_limits(workload, groups)
+    workload = with_server_limits(workload, groups, notes)
     return Resolved(EstimateInput(workload, tuple(groups), site, finance, calibrations), notes, option.name)
 
 
-def with_server_limits(workload: Workload, groups) -> Workload:
+def with_server_limits(workload: Workload, groups, notes: list[str] | None = None) -> Workload:
     """An inference workload with its server's documented limits on the cluster's smallest device
-    (data/servers.toml): the sequence cap, the prefill chunk and the memory share."""
+    (data/servers.toml): the sequence cap, the prefill chunk and the memory share; on a server of
+    block formats, a 4-bit float checkpoint runs as a 4-bit block format (said in `notes`)."""
     if workload.kind != "infer" or not groups:
         return workload
     device = min((g.device for g in groups), key=lambda d: d.memory_gb or 0.0)
     got = server_limits(workload.server or "tuned", device.memory_gb, device.name)
-    return replace(workload, server_max_batch=got["max_batch"], server_chunk_tokens=got["chunk_tokens"],
-                   server_memory_share=got["memory_share"])
+    precision = workload.precision
+    if got["block_formats"] and precision == "fp4":
+        precision = "q4"
+        if notes is not None:
+            notes.append(f"{workload.server}: FP4 weights (MXFP4) run as a 4-bit block format, unpacked into 8-bit "
+                         "products, not on FP4 matrix units.")
+    return replace(workload, precision=precision, server_max_batch=got["max_batch"],
+                   server_chunk_tokens=got["chunk_tokens"], server_memory_share=got["memory_share"],
+                   server_memory_basis=got["memory_basis"])
 
 
 def estimate_option(scenario: Scenario, option: Option, catalogue, where: str = "cluster", settings=None,

@@ -25,7 +25,7 @@ def server_ids(data_dir: Path | None = None) -> tuple[str, ...]:
 
 def limits(server_id: str, memory_gib: float | None, device_name: str = "",
            data_dir: Path | None = None) -> dict:
-    """{'max_batch', 'chunk_tokens', 'memory_share', 'graphs'} of `server_id` on a device with
+    """{'max_batch', 'chunk_tokens', 'memory_share', 'memory_basis', 'graphs', 'block_formats'} of `server_id` on a device with
     `memory_gib` of memory (None where the server sets no such limit)."""
     row = servers(data_dir)[server_id]
     large = bool(row.get("large_gpu_gib") and memory_gib and memory_gib >= row["large_gpu_gib"]
@@ -35,5 +35,7 @@ def limits(server_id: str, memory_gib: float | None, device_name: str = "",
         "chunk_tokens": row.get("chunk_tokens_large_gpu") if large and row.get("chunk_tokens_large_gpu")
         else row.get("chunk_tokens"),
         "memory_share": row.get("memory_share"),
+        "memory_basis": row.get("memory_basis", "total"),
         "graphs": row.get("graphs", True),
+        "block_formats": bool(row.get("block_formats", False)),
     }

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpudesk.core.estimate import constants as C
-from gpudesk.core.estimate.kernels import GemmCurve, datasheet_curve, shape_factor
+from gpudesk.core.estimate.kernels import GemmCurve, datasheet_curve, grouped_rows, shape_factor
 from gpudesk.core.estimate.model import (
     Shape,
     attention_context,
@@ -180,12 +180,13 @@ def layer_work(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, moe: boo
     attn_shapes = shapes[:2]
     if moe:
         expert_p = (s.experts_active + s.shared_experts) * mlp_params(d, s.expert_ffn_dim, True)
-        rows = max(1.0, tokens * s.experts_active / max(1, s.experts))  # tokens each expert sees
+        # the experts' products as one grouped GEMM, each expert's rows padded to whole tiles
+        rows, fill = grouped_rows(tokens, s.experts, s.experts_active, r.curve.tile_m if r.curve is not None else 1)
         fe = s.expert_ffn_dim
         expert_shapes = ((rows, 2 * fe / tp, d), (rows, d, fe / tp))
-        rate_a, rate_e = r.gemm_rate(attn_shapes), r.gemm_rate(expert_shapes)
+        rate_a, rate_e = r.gemm_rate(attn_shapes), r.gemm_rate(expert_shapes) * fill
         gemm = 2 * (moe_p - expert_p) * tokens / tp / rate_a + 2 * expert_p * tokens / tp / rate_e
-        bwd_a, bwd_e = r.gemm_rate(backward_shapes(attn_shapes)), r.gemm_rate(backward_shapes(expert_shapes))
+        bwd_a, bwd_e = r.gemm_rate(backward_shapes(attn_shapes)), r.gemm_rate(backward_shapes(expert_shapes)) * fill
         gemm_bwd = 4 * (moe_p - expert_p) * tokens / tp / bwd_a + 4 * expert_p * tokens / tp / bwd_e
         mlp_width = (s.experts_active + s.shared_experts) * s.expert_ffn_dim
     else:

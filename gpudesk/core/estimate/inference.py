@@ -235,8 +235,11 @@ def _assumptions(w, s, device, m: Serving) -> list[str]:
         out.append(
             f"Continuous batching (Orca, vLLM): {m.batch} of {users} concurrent requests run per replica "
             f"({_limit_text(m.limit)}); prompts are processed in chunks of {chunk_tokens(w):,} tokens alongside "
-            f"decoding; the server ({w.server or 'tuned'}) keeps {w.server_memory_share or C.SERVER_MEMORY_SHARE:.0%} "
-            f"of memory for weights and KV cache and runs "
+            f"decoding; the server ({w.server or 'tuned'}) "
+            + (f"gives the KV cache {w.server_memory_share or C.SERVER_MEMORY_SHARE:.0%} of the memory the weights leave "
+               if w.server_memory_basis == "free" else
+               f"keeps {w.server_memory_share or C.SERVER_MEMORY_SHARE:.0%} of memory for weights and KV cache ")
+            + "and runs "
             + (f"at most {int(w.max_batch or w.server_max_batch)} sequences." if (w.max_batch or w.server_max_batch)
                else "as many sequences as the KV cache holds."))
     return out

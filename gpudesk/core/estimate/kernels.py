@@ -97,6 +97,19 @@ def datasheet_curve(efficiency: float, bandwidth_share: float, fixed_us: float, 
                            "the fitted tables' median ramp", measured=False)
 
 
+def grouped_rows(tokens: float, experts: int, active: int, tile_m: int) -> tuple[float, float]:
+    """The rows of a mixture of experts' grouped product over `tokens` tokens, each routed to `active`
+    of `experts` experts: MoE kernels (grouped GEMMs) run every routed expert's tiles in one launch,
+    so the waves fill with all experts' tiles and only each expert's last tile of rows is partly
+    empty. Returns (rows of the product, every expert's rows padded to whole tiles; the share of those
+    rows that hold a token)."""
+    routed = max(1.0, tokens * active)  # rows in all (a product has at least one)
+    used = min(float(experts), routed)  # experts some token is routed to
+    per_expert = routed / used
+    padded = used * math.ceil(per_expert / max(1, tile_m)) * max(1, tile_m)
+    return padded, used * per_expert / padded
+
+
 def shape_factor(curve: GemmCurve, shapes, peak_flops: float, bandwidth_bytes_s: float, precision: str = "bf16",
                  compute_only: bool = False) -> float:
     """What these products reach together, relative to the reference product on the same curve

@@ -1,9 +1,12 @@
 """LLM inference and serving.
 
-Decoding one step reads every weight a step touches and each running sequence's KV cache once
-(bandwidth-bound until batching makes it compute-bound), dequantises quantised weights on the
-vector units, and pays a fixed cost per kernel; tensor parallelism splits the reads and adds two
-all-reduces per layer. Prompt processing is compute-bound.
+Decoding one step reads every weight a step touches and each running sequence's KV cache once,
+dequantises quantised weights on the vector units, and pays a fixed cost per kernel; tensor
+parallelism splits the reads and adds two all-reduces per layer. Kernels on one stream run in turn:
+the products take the slower of their weights' reads and their arithmetic (bandwidth-bound until
+batching makes them compute-bound), and the attention kernel's reads of the cache come after them.
+A mixture of experts multiplies as one grouped GEMM over its routed experts. Prompt processing is
+compute-bound, and under tensor parallelism each prompt token is all-reduced twice a layer too.
 
 Serving follows continuous batching (Yu et al. 2022, "Orca"; Kwon et al. 2023, "vLLM"): the
 running batch is the concurrency, capped by the KV cache the memory left after the weights can hold
@@ -23,7 +26,7 @@ from dataclasses import dataclass
 from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.comm import place
 from gpudesk.core.estimate.compute import gemm_curve
-from gpudesk.core.estimate.kernels import GemmCurve, measured_all_reduce, shape_factor
+from gpudesk.core.estimate.kernels import GemmCurve, grouped_rows, measured_all_reduce, shape_factor
 from gpudesk.core.estimate.memory import capacity_gb, kv_gb_per_sequence, prefill_workspace_gb, serving_weights_gb
 from gpudesk.core.estimate.model import (
     Shape,
@@ -31,7 +34,9 @@ from gpudesk.core.estimate.model import (
     expert_params,
     inference_flops_per_token,
     is_quantised,
+    layer_matmul_params,
     matmul_params_per_token,
+    mlp_params,
     weight_bytes_per_param,
 )
 from gpudesk.core.estimate.profiles import matmul_share, profile_of
@@ -208,20 +213,20 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     params_read = (s.params - experts) + experts * touched
     weights = params_read * weight_bytes_per_param(w) / split
     kv = batch * kv_gb_per_sequence(w, s, context, lay.tp, lay.pp) * 1e9
+    # the attention kernel streams the cache on its own, between the products (kernels on one stream
+    # run in turn, so its time adds to theirs rather than hiding under their arithmetic)
     attention = decode_attention_s(w, s, e, lay, micro, context)
-    if attention is None:
-        memory = (weights + kv / in_flight) / e.bandwidth  # a stage's read for one micro-batch
-    else:  # the weights stream; the cache goes through the attention kernel as measured
-        memory = weights / e.bandwidth + attention
+    if attention is None:  # the cache at the engine's share of the bandwidth, or its arithmetic if slower
+        attn_flops = micro * (inference_flops_per_token(s, context) - 2.0 * matmul_params_per_token(s)) / split
+        attention = max(kv / in_flight / e.bandwidth,
+                        attn_flops / max(2.0 * e.vector, e.gemm) if e.compute_known else 0.0)
+    memory = weights / e.bandwidth  # the products' read of the weights, for one micro-batch
     if (is_quantised(w.precision) or w.precision == "int8") and e.compute_known:
         dequant = params_read / split * C.DEQUANT_OPS_PER_WEIGHT.get(w.precision, 4.0) / e.vector
         memory = max(memory, dequant) + C.DEQUANT_OVERLAP * min(memory, dequant)
-    flops = batch / in_flight * inference_flops_per_token(s, context) / split
+    flops = batch / in_flight * 2.0 * matmul_params_per_token(s) / split
     # few rows: the matrix units idle, matrix-vector products run on the vector units (FMA = 2 FLOPs)
-    d = s.d_model
-    decode_shapes = ((micro, (s.q_dim + 2 * s.kv_dim) / lay.tp, d), (micro, d, s.q_dim / lay.tp),
-                     (micro, (2 if s.gated else 1) * s.ffn_dim / lay.tp, d), (micro, d, s.ffn_dim / lay.tp))
-    compute = flops / max(2.0 * e.vector, e.gemm * e.shape(decode_shapes, compute_only=True)) \
+    compute = flops / max(2.0 * e.vector, e.gemm * product_shape(s, e, lay.tp, micro, compute_only=True)) \
         if e.compute_known else 0.0
     if w.runtime == "eager":  # every operation launched from the host, which bounds small kernels
         kernels = s.layers * C.KERNELS_PER_LAYER_DECODE_EAGER * max(e.kernel_s, e.launch_s)
@@ -232,16 +237,33 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
         comm = 2 * s.layers * tp_all_reduce(topo, lay.tp, batch * s.d_model * 2)
     if lay.pp > 1:
         comm += (lay.pp - 1) * topo.intra_latency_s
-    step = lay.pp * max(memory, compute) + kernels + comm + (e.step_overhead_s if server else 0.0)
-    return step, ("compute" if compute > memory else "memory bandwidth"), weights + kv / in_flight
+    step = lay.pp * (max(memory, compute) + attention) + kernels + comm + (e.step_overhead_s if server else 0.0)
+    return step, ("compute" if compute > memory + attention else "memory bandwidth"), weights + kv / in_flight
+
+
+def product_shape(s: Shape, e: Engine, tp: int, rows: float, compute_only: bool = False) -> float:
+    """The curve's shape factor for one layer's products over `rows` tokens: the attention's
+    projections and the MLP at every row; in a mixture of experts, the experts' products as one
+    grouped GEMM (every routed expert's tiles in one launch, as serving engines' MoE kernels run
+    them), each expert's rows (rows × active / experts) padded to whole tiles; weighted by parameters."""
+    d = s.d_model
+    attn = ((rows, (s.q_dim + 2 * s.kv_dim) / tp, d), (rows, d, s.q_dim / tp))
+    if not s.moe:
+        return e.shape(attn + ((rows, (2 if s.gated else 1) * s.ffn_dim / tp, d), (rows, d, s.ffn_dim / tp)),
+                       compute_only)
+    _dense, moe_p = layer_matmul_params(s)
+    expert_p = (s.experts_active + s.shared_experts) * mlp_params(d, s.expert_ffn_dim, True)
+    padded, fill = grouped_rows(rows, s.experts, s.experts_active, e.curve.tile_m if e.curve is not None else 1)
+    fe = s.expert_ffn_dim
+    f_attn = e.shape(attn, compute_only)
+    f_expert = e.shape(((padded, 2 * fe / tp, d), (padded, d, fe / tp)), compute_only) * fill
+    other = max(0.0, moe_p - expert_p)
+    return moe_p / (other / max(f_attn, 1e-9) + expert_p / max(f_expert, 1e-9))
 
 
 def _prefill_rate(w: Workload, s: Shape, e: Engine, lay: Layout, rows: float) -> float:
     """FLOP/s of prompt processing on a replica whose GEMMs see `rows` tokens at a time."""
-    d = s.d_model
-    shapes = ((rows, (s.q_dim + 2 * s.kv_dim) / lay.tp, d), (rows, d, s.q_dim / lay.tp),
-              (rows, (2 if s.gated else 1) * s.ffn_dim / lay.tp, d), (rows, d, s.ffn_dim / lay.tp))
-    rate = e.gemm * e.shape(shapes) * lay.tp
+    rate = e.gemm * product_shape(s, e, lay.tp, rows) * lay.tp
     if w.precision in C.WEIGHT_ONLY_4BIT and e.tensor:
         rate *= C.WEIGHT_ONLY_PREFILL_SHARE
     return max(rate, 1.0)
@@ -262,26 +284,30 @@ def prefill(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, waiti
         attn_flops = tokens * 4.0 * s.layers * s.q_dim * attention_context(s, tokens / 2.0)
         attention = attn_flops / (e.peak16_flops * e.context_curve.share(tokens) * e.attention_case * lay.tp)
         flops -= attn_flops
+    full = min(tokens * max(1, waiting), chunk_tokens(w))  # rows of a step's chunk when prompts wait
     compute = flops / _prefill_rate(w, s, e, lay, min(tokens, chunk_tokens(w))) + attention
-    batched = flops / _prefill_rate(w, s, e, lay, min(tokens * max(1, waiting), chunk_tokens(w))) + attention
+    batched = flops / _prefill_rate(w, s, e, lay, full) + attention
     weights = s.params * weight_bytes_per_param(w) / (lay.tp * lay.pp) / e.bandwidth
     kernels = s.layers * C.KERNELS_PER_LAYER_DECODE * e.kernel_s * max(1, math.ceil(tokens / chunk_tokens(w)))
-    comm = 0.0
-    if lay.tp > 1:
+    comm = comm_token = 0.0
+    if lay.tp > 1:  # the prompt's activations are all-reduced twice a layer too, alone or in a full chunk
         chunk = min(tokens, chunk_tokens(w))
         comm = 2 * s.layers * math.ceil(tokens / chunk) * tp_all_reduce(topo, lay.tp, chunk * s.d_model * 2)
-    return max(compute, weights) + kernels + comm, batched / tokens
+        comm_token = 2 * s.layers * tp_all_reduce(topo, lay.tp, full * s.d_model * 2) / full
+    return max(compute, weights) + kernels + comm, batched / tokens + comm_token
 
 
 def kv_capacity(w: Workload, s: Shape, device: Device, lay: Layout, context: float, server: bool) -> tuple[int, float, float]:
     """(sequences that fit per replica, weights GB per device, KV GB per sequence per device)."""
     cap = capacity_gb(device)
-    if server:
-        cap *= w.server_memory_share or C.SERVER_MEMORY_SHARE
     weights = serving_weights_gb(w, s, lay.tp, lay.pp)
     workspace = prefill_workspace_gb(w, s, lay.tp, min(max(1, w.prompt_tokens), chunk_tokens(w)))
     per_seq = kv_gb_per_sequence(w, s, context, lay.tp, lay.pp)
     free = cap - weights - workspace
+    if server:
+        share = w.server_memory_share or C.SERVER_MEMORY_SHARE
+        # the share is of what the weights leave (TensorRT-LLM) or of all memory (vLLM, SGLang)
+        free = free * share if w.server_memory_basis == "free" else cap * share - weights - workspace
     if free <= 0:
         return 0, weights, per_seq
     return (int(free // per_seq) if per_seq > 0 else 10 ** 9), weights, per_seq

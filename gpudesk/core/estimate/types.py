@@ -235,6 +235,9 @@ class Workload:
     server_max_batch: int | None = None  # None: only the KV cache limits the running sequences
     server_chunk_tokens: int | None = None
     server_memory_share: float | None = None
+    # what the share is of: "total" (all memory: vLLM, SGLang) or "free" (the KV cache takes the share of
+    # what the weights leave: TensorRT-LLM's free_gpu_memory_fraction)
+    server_memory_basis: str = "total"
     # latency targets: the answer is the best throughput that meets them (frontier.py)
     ttft_s_max: float | None = None
     tokens_per_s_per_user_min: float | None = None
