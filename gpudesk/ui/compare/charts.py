@@ -21,6 +21,17 @@ def _brush(i: int) -> QColor:
     return theme.series(i % SERIES_USED)
 
 
+
+
+def crowded(positions: list[tuple[float, float]], near_x: float = 0.2, near_y: float = 0.15) -> bool:
+    """Whether two points lie within `near_x` and `near_y` of the plot's span of each other (the span
+    taken from 0 to the largest value, as the chart draws it): their names, written beside them, would
+    overlap."""
+    span_x = max((x for x, _y in positions), default=0.0) or 1.0
+    span_y = max((y for _x, y in positions), default=0.0) or 1.0
+    return any(abs(a[0] - b[0]) < near_x * span_x and abs(a[1] - b[1]) < near_y * span_y
+               for i, a in enumerate(positions) for b in positions[i + 1:])
+
 class CompareCharts(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -52,6 +63,8 @@ class CompareCharts(QWidget):
         self.value_points = pg.ScatterPlotItem(size=11, pen=pg.mkPen(theme.hex("marker_edge")))
         self.value.addItem(self.value_points)
         self.value_labels: list[pg.TextItem] = []
+        self.value_legend = self.value.addLegend(offset=(-10, -10), labelTextSize="8pt")  # bottom right
+        self.value_samples: list[pg.ScatterPlotItem] = []
         self.empty_value = self._message(self.value)
 
         self.cost = self.layout_widget.addPlot(row=1, col=1, axisItems={"left": SIAxis("left")})
@@ -176,16 +189,25 @@ class CompareCharts(QWidget):
         for label in self.value_labels:
             self.value.removeItem(label)
         self.value_labels = []
+        self.value_legend.clear()
+        self.value_samples = []
         right = max((p["per_kw"] for p in points), default=0)
+        if crowded([(p["per_kw"], p["per_dollar"]) for p in points]):
+            # names beside points this close would overlap: a key in the corner names them instead
+            for i, p in enumerate(points):
+                sample = pg.ScatterPlotItem(size=9, brush=_brush(i), pen=pg.mkPen(theme.hex("marker_edge")))
+                self.value_samples.append(sample)
+                self.value_legend.addItem(sample, p["name"])
+            points = []
         for i, p in enumerate(points):
             near_right = p["per_kw"] > 0.6 * right and len(points) > 1
             label = pg.TextItem(p["name"], color=_brush(i), anchor=(1.05, 1.2) if near_right else (-0.05, 1.2))
             label.setPos(p["per_kw"], p["per_dollar"])
             self.value.addItem(label)
             self.value_labels.append(label)
-        if points:
-            self.value.setXRange(0, max(p["per_kw"] for p in points) * 1.25)
-            self.value.setYRange(0, max(p["per_dollar"] for p in points) * 1.25)
+        if spots:
+            self.value.setXRange(0, max(s["pos"][0] for s in spots) * 1.25)
+            self.value.setYRange(0, max(s["pos"][1] for s in spots) * 1.25)
 
     def _set_cost(self, curves: dict) -> None:
         series = curves.get("series", [])
