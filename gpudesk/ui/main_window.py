@@ -1,7 +1,7 @@
 """The main window: navigation between the views, menus, status bar, remembered state.
 
-The window shows before any heavy work: the catalogue opens on a worker thread, and each view
-but the catalogue is built the first time it is shown. Views do not import each other; this
+The window shows before any heavy work: the catalogue opens on a worker thread, the catalogue's
+view is built just after the first frame, and each other view the first time it is shown. Views do not import each other; this
 module composes them.
 """
 
@@ -24,14 +24,13 @@ from PySide6.QtWidgets import (
 
 from gpudesk import APP_DISPLAY_NAME
 from gpudesk.core import paths
-from gpudesk.ui.catalogue.view import CatalogueView
 from gpudesk.ui.state import settings_store
+from gpudesk.ui.window import drop, offline, recovery
 from gpudesk.ui.window import help as window_help
-from gpudesk.ui.window import offline, recovery
 from gpudesk.ui.window.loader import CatalogueLoader
 from gpudesk.ui.window.menus import build_menus
 from gpudesk.ui.window.sidebar import ITEM_HEIGHT_PX, WIDE_PX, Sidebar
-from gpudesk.ui.window.state import restore_state, save_state
+from gpudesk.ui.window.state import restore_catalogue, restore_state, save_state
 
 PAGES = (
     ("catalogue", "Catalogue", "catalogue.svg"),
@@ -75,10 +74,10 @@ class MainWindow(QMainWindow):
             self._page_index[key] = self.stack.addWidget(holder)
         self.nav.currentRowChanged.connect(self._nav_changed)
 
-        self.catalogue_view = CatalogueView()
-        self.catalogue_view.message.connect(lambda m: self.statusBar().showMessage(m, 5000))
-        self.catalogue_view.populated.connect(self.catalogueReady.emit)
-        self._install_page("catalogue", self.catalogue_view)
+        # the catalogue view (its table models and the catalogue's field lists) is built once the window
+        # has shown its first frame (start), or sooner where something asks for it
+        self._catalogue_view = None
+        self._snapshot = None  # the stored catalogue previewed before the view was built
 
         central = QWidget()
         layout = QHBoxLayout(central)
@@ -93,7 +92,23 @@ class MainWindow(QMainWindow):
         self.catalogue_status = QLabel("Opening the catalogue…")
         self.statusBar().addPermanentWidget(self.catalogue_status)
         self._build_menus()
-        self._restore_state()
+        restore_state(self, PAGES)
+
+    @property
+    def catalogue_view(self):
+        if self._catalogue_view is None:
+            from gpudesk.ui.catalogue.view import CatalogueView
+
+            self._catalogue_view = view = CatalogueView()
+            view.message.connect(lambda m: self.statusBar().showMessage(m, 5000))
+            view.populated.connect(self.catalogueReady.emit)
+            restore_catalogue(view)
+            self._install_page("catalogue", view)  # hands it the catalogue when that is open
+            if self.catalogue is None and self._snapshot is not None:
+                view.set_catalogue(self._snapshot)
+            if self.current_page_key() == "catalogue":
+                self._nav_changed(self.nav.currentRow())  # its actions, undo stack and title
+        return self._catalogue_view
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
         self.sidebar.fit_window(event.size().width())
@@ -112,6 +127,7 @@ class MainWindow(QMainWindow):
         self._loader.failed.connect(self._catalogue_failed)
         self._loader.damaged.connect(self._catalogue_damaged)
         self._loader.start()
+        QTimer.singleShot(0, lambda: self.catalogue_view)  # once the first frame is up
 
     def wait_loaded(self, timeout_ms: int = 30000) -> bool:
         """For tests and scripts: block until the loader finished."""
@@ -125,7 +141,9 @@ class MainWindow(QMainWindow):
         """Show the stored catalogue while the full one opens; only the catalogue view uses it."""
         if self.catalogue is None:
             self.catalogue_status.setText(f"Catalogue {snapshot.version}  ·  opening…")
-            self.catalogue_view.set_catalogue(snapshot)
+            self._snapshot = snapshot
+            if self._catalogue_view is not None:
+                self._catalogue_view.set_catalogue(snapshot)
         if self._loader is not None:
             QTimer.singleShot(0, self._loader.preview_shown.set)  # after the table has been painted
 
@@ -172,6 +190,8 @@ class MainWindow(QMainWindow):
 
     def page(self, key: str) -> QWidget:
         """The view for `key`, built on first use."""
+        if key == "catalogue":
+            return self.catalogue_view
         if key not in self.pages:
             self._install_page(key, self._make_page(key))
         return self.pages[key]
@@ -210,12 +230,14 @@ class MainWindow(QMainWindow):
         item = self.nav.currentItem()
         return item.data(Qt.ItemDataRole.UserRole) if item else "catalogue"
 
-    def current_view(self) -> QWidget:
-        return self.pages.get(self.current_page_key(), self.catalogue_view)
+    def current_view(self) -> QWidget | None:
+        """The page shown, or None while the catalogue's is still being built."""
+        return self.pages.get(self.current_page_key())
 
     def _nav_changed(self, row: int) -> None:
         key = PAGES[max(0, row)][0]
-        view = self.page(key)
+        # the catalogue's page stays empty until start() builds its view, after the first frame
+        view = None if key == "catalogue" and self._catalogue_view is None else self.page(key)
         self.stack.setCurrentIndex(self._page_index[key])
         stack = getattr(view, "undo_stack", None)
         self.undo_group.setActiveStack(stack)
@@ -294,9 +316,6 @@ class MainWindow(QMainWindow):
         window_help.show_about(self)
 
     # ------------------------------------------------------------------ state
-    def _restore_state(self) -> None:
-        restore_state(self, PAGES)
-
     def save_state(self) -> None:
         save_state(self)
 
@@ -306,31 +325,10 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
 
     def dropEvent(self, event) -> None:  # noqa: N802 - Qt override
-        """Scenario files open in Compare (or Cluster, when drawn there); anything else is taken for
-        benchmark results and opens the import."""
         paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
-        if not paths:
-            return
-        event.acceptProposedAction()
-        scenarios = [p for p in paths if _is_scenario(p)]
-        results = [p for p in paths if p not in scenarios]
-        for path in scenarios:
-            self._open_scenario_file(path)
-        if results:
-            self.show_page("benchmarks").import_files(results)
-
-    def _open_scenario_file(self, path: str) -> None:
-        import json
-
-        try:
-            with open(path, encoding="utf-8") as handle:
-                doc = json.load(handle)
-        except (OSError, ValueError):
-            doc = {}
-        key = "cluster" if isinstance(doc, dict) and doc.get("canvas") else "compare"
-        view = self.show_page(key)
-        if hasattr(view, "open_path"):
-            view.open_path(path)
+        if paths:
+            event.acceptProposedAction()
+            drop.open_dropped(self, paths)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         for view in self.pages.values():
@@ -343,12 +341,3 @@ class MainWindow(QMainWindow):
             self._loader.wait(30000)  # never leave the database half-migrated
         event.accept()
 
-
-def _is_scenario(path: str) -> bool:
-    """A gpudesk scenario (its first bytes name the format), not a benchmark result."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return False
-    return b'"gpudesk_scenario"' in head

@@ -34,6 +34,29 @@ def test_start_up_shows_the_stored_catalogue_first_then_the_full_one(qtbot, cata
     assert win.catalogue.version in win.catalogue_status.text()
 
 
+def test_the_first_frame_comes_before_the_catalogue_view_is_built(qtbot, catalogue):
+    """The window paints its frame (sidebar, menus, an empty page) first; the catalogue's view, with
+    its table models and field lists, is built right after, once start() runs, and is then filled."""
+    import subprocess
+    import sys
+
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    assert win._catalogue_view is None and win.current_view() is None
+    assert not win.act_save.isEnabled()
+    win.grab()  # the first frame, with the catalogue's page still empty
+    assert win._catalogue_view is None
+    with qtbot.waitSignal(win.catalogueReady, timeout=20000):
+        win.start()
+    assert win.current_view() is win.catalogue_view and win.catalogue_view.model.rowCount() >= 45
+    assert win.stack.currentWidget().layout().itemAt(0).widget() is win.catalogue_view
+    # importing the window does not import the catalogue view's modules
+    code = "import sys, gpudesk.ui.main_window; print('gpudesk.ui.catalogue.view' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
 def test_snapshot_reads_the_same_records_as_the_catalogue(catalogue):
     from gpudesk.core import paths
     from gpudesk.core.catalogue.reading import read_snapshot
@@ -183,3 +206,39 @@ def test_catalogue_columns_and_compare_splitter_are_remembered(qtbot, window, ca
     restored = again.show_page("compare").splitter
     qtbot.wait(20)
     assert abs(restored.sizes()[0] - left) <= 40, (restored.sizes(), left)
+
+
+def test_dropped_files_open_as_scenarios_or_as_results(tmp_path):
+    from gpudesk.ui.window import drop
+
+    scenario = tmp_path / "q.json"
+    scenario.write_text('{"gpudesk_scenario": 1, "name": "q"}')
+    drawn = tmp_path / "c.json"
+    drawn.write_text('{"gpudesk_scenario": 1, "name": "c", "canvas": {"nodes": []}}')
+    result = tmp_path / "r.json"
+    result.write_text('{"results": []}')
+    assert drop.is_scenario(str(scenario)) and not drop.is_scenario(str(result))
+    assert not drop.is_scenario(str(tmp_path / "missing.json"))
+
+    class Page:
+        def __init__(self):
+            self.opened, self.imported = [], []
+
+        def open_path(self, path):
+            self.opened.append(path)
+
+        def import_files(self, paths):
+            self.imported.extend(paths)
+
+    class Window:
+        def __init__(self):
+            self.pages = {"compare": Page(), "cluster": Page(), "benchmarks": Page()}
+
+        def show_page(self, key):
+            return self.pages[key]
+
+    w = Window()
+    drop.open_dropped(w, [str(scenario), str(drawn), str(result)])
+    assert w.pages["compare"].opened == [str(scenario)]
+    assert w.pages["cluster"].opened == [str(drawn)]
+    assert w.pages["benchmarks"].imported == [str(result)]

@@ -117,6 +117,10 @@ class FilterBar(QWidget):
         combo = QComboBox()
         combo.setObjectName(name)
         combo.setMinimumWidth(width)
+        # as wide as its minimum whatever it holds when first shown (its list opens wide enough for the
+        # longest value); the search field takes the room left
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(8)
         return combo
 
     def combos(self) -> tuple[QComboBox, QComboBox, QComboBox]:

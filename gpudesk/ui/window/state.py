@@ -1,5 +1,5 @@
 """What the main window remembers between runs: its geometry and page, the catalogue's splitter and
-columns per kind, the compare view's splitter."""
+columns per kind (restored when the catalogue view is built), the compare view's splitter."""
 
 from __future__ import annotations
 
@@ -40,17 +40,6 @@ def restore_state(window, pages) -> None:
             frame = window.frameGeometry()
             frame.moveCenter(available.center())
             window.move(frame.topLeft())
-    splitter = store.value("catalogue/splitter")
-    if isinstance(splitter, QByteArray) and not splitter.isEmpty():
-        window.catalogue_view.splitter.restoreState(splitter)
-    columns = {}
-    store.beginGroup("catalogue-columns")
-    for kind in store.childGroups():
-        keys, state = store.value(f"{kind}/keys"), store.value(f"{kind}/state")
-        if isinstance(keys, str) and isinstance(state, QByteArray) and not state.isEmpty():
-            columns[kind] = (keys, state)
-    store.endGroup()
-    window.catalogue_view.set_header_states(columns)
     page = str(store.value("window/page", "catalogue"))
     keys = [p[0] for p in pages]
     # views other than the catalogue are built on first show: open them after the window is up
@@ -59,6 +48,23 @@ def restore_state(window, pages) -> None:
         QTimer.singleShot(0, lambda: window.nav.setCurrentRow(keys.index(page)))
     else:
         window.nav.setCurrentRow(0)
+
+
+def restore_catalogue(view) -> None:
+    """The catalogue view's splitter and its columns per kind, as last left (applied when the view is
+    built, after the window's first frame)."""
+    store = settings_store()
+    splitter = store.value("catalogue/splitter")
+    if isinstance(splitter, QByteArray) and not splitter.isEmpty():
+        view.splitter.restoreState(splitter)
+    columns = {}
+    store.beginGroup("catalogue-columns")
+    for kind in store.childGroups():
+        keys, state = store.value(f"{kind}/keys"), store.value(f"{kind}/state")
+        if isinstance(keys, str) and isinstance(state, QByteArray) and not state.isEmpty():
+            columns[kind] = (keys, state)
+    store.endGroup()
+    view.set_header_states(columns)
 
 
 def save_state(window) -> None:
