@@ -250,3 +250,18 @@ def test_a_quote_someone_entered_is_cited_with_who_entered_it_in_the_report(cata
     assert comparison_json(comp)["sources"][comp.sources.index(cited[0])]["entered"] == cited[0]["entered"]
     out = render_comparison_pdf(comp, tmp_path / "report.pdf")
     assert "Added by Dana Ortiz on" in _norm(_pdf_text(out))
+
+
+def test_chart_axes_reach_past_the_largest_value():
+    from gpudesk.ui.render.charts import nice_ticks
+
+    # the 70B question's B200 curve peaks at 6.6k tokens/s per GPU: drawn to 1.05 × that, an axis of
+    # 0, 2k, 4k, 6k would cut its top off; the ticks go on to 8k
+    assert nice_ticks(0.0, 6930.0) == [0.0, 2000.0, 4000.0, 6000.0, 8000.0]
+    assert nice_ticks(0.0, 162.0) == [0.0, 50.0, 100.0, 150.0, 200.0]
+    # a value on a tick ends the axis there
+    assert nice_ticks(0.0, 1.0) == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    assert nice_ticks(0.0, 0.0) == [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]  # nothing to scale by: 0 to 1
+    for lo, hi in ((0.0, 7.3), (3.0, 97.0), (-12.0, 40.0), (0.0, 123456.0)):
+        ticks = nice_ticks(lo, hi)
+        assert ticks[0] <= lo and ticks[-1] >= hi and len(ticks) <= 8

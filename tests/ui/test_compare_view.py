@@ -437,7 +437,7 @@ def test_the_why_tab_shows_the_tornado_odds_and_crossovers_and_edits_an_input_in
 
 
 def test_points_too_close_to_name_beside_each_other_are_named_in_a_key(view, qtbot):
-    from gpudesk.ui.compare.charts import crowded
+    from gpudesk.ui.render.charts import crowded
 
     assert crowded([(1.5, 2.9), (1.55, 3.0), (0.2, 0.3)])
     assert not crowded([(1.0, 1.0), (0.1, 1.0)])  # same height, far apart sideways
@@ -447,9 +447,10 @@ def test_points_too_close_to_name_beside_each_other_are_named_in_a_key(view, qtb
     # the nanochat question's two points lie far apart: each is named beside it, no key
     view.tabs.setCurrentIndex(1)
     charts = view.charts
-    assert len(charts.value_labels) == 2 and not charts.value_legend.items
+    assert len(charts.value_labels) == 2 and not charts.value_key.isVisible()
     # the 70B question's MI300X and B200 points sit close together: a key names all three, no text beside
     view.load_path(EXAMPLES / "llama-70b-fp8-8xh100-mi300x-b200.json", as_preset=True)
-    qtbot.waitUntil(lambda: len(charts.value_legend.items) == 3, timeout=10000)
+    qtbot.waitUntil(lambda: charts.value_key.isVisible(), timeout=10000)
     assert not charts.value_labels and len(charts.value_points.data) == 3
-    assert [label.text for _sample, label in charts.value_legend.items] == ["8 × H100 SXM", "8 × MI300X", "8 × B200"]
+    key = charts.value_key.textItem.toPlainText()
+    assert [line.strip("● \xa0") for line in key.splitlines()] == ["8 × H100 SXM", "8 × MI300X", "8 × B200"]

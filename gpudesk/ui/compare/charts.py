@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from gpudesk.ui import theme
+from gpudesk.ui.render.charts import crowded
 from gpudesk.ui.widgets.plots import SIAxis
 
 SERIES_USED = 6  # the theme's first six series colours, repeating
@@ -22,15 +23,6 @@ def _brush(i: int) -> QColor:
 
 
 
-
-def crowded(positions: list[tuple[float, float]], near_x: float = 0.2, near_y: float = 0.15) -> bool:
-    """Whether two points lie within `near_x` and `near_y` of the plot's span of each other (the span
-    taken from 0 to the largest value, as the chart draws it): their names, written beside them, would
-    overlap."""
-    span_x = max((x for x, _y in positions), default=0.0) or 1.0
-    span_y = max((y for _x, y in positions), default=0.0) or 1.0
-    return any(abs(a[0] - b[0]) < near_x * span_x and abs(a[1] - b[1]) < near_y * span_y
-               for i, a in enumerate(positions) for b in positions[i + 1:])
 
 class CompareCharts(QWidget):
     def __init__(self, parent=None):
@@ -63,8 +55,11 @@ class CompareCharts(QWidget):
         self.value_points = pg.ScatterPlotItem(size=11, pen=pg.mkPen(theme.hex("marker_edge")))
         self.value.addItem(self.value_points)
         self.value_labels: list[pg.TextItem] = []
-        self.value_legend = self.value.addLegend(offset=(-10, -10), labelTextSize="8pt")  # bottom right
-        self.value_samples: list[pg.ScatterPlotItem] = []
+        # where points lie too close to name beside each other: a key in the bottom right corner (one
+        # text item in the plot, owned by its scene like the labels)
+        self.value_key = pg.TextItem("", anchor=(1.0, 1.0))
+        self.value_key.setVisible(False)
+        self.value.addItem(self.value_key, ignoreBounds=True)
         self.empty_value = self._message(self.value)
 
         self.cost = self.layout_widget.addPlot(row=1, col=1, axisItems={"left": SIAxis("left")})
@@ -189,15 +184,15 @@ class CompareCharts(QWidget):
         for label in self.value_labels:
             self.value.removeItem(label)
         self.value_labels = []
-        self.value_legend.clear()
-        self.value_samples = []
         right = max((p["per_kw"] for p in points), default=0)
-        if crowded([(p["per_kw"], p["per_dollar"]) for p in points]):
-            # names beside points this close would overlap: a key in the corner names them instead
-            for i, p in enumerate(points):
-                sample = pg.ScatterPlotItem(size=9, brush=_brush(i), pen=pg.mkPen(theme.hex("marker_edge")))
-                self.value_samples.append(sample)
-                self.value_legend.addItem(sample, p["name"])
+        keyed = crowded([(p["per_kw"], p["per_dollar"]) for p in points])
+        self.value_key.setVisible(keyed)
+        if keyed:  # names beside points this close would overlap: the key names them instead
+            self.value_key.setHtml("<div style='font-size:8pt'>" + "<br>".join(
+                f"<span style='color:{_brush(i).name()}'>●</span>&nbsp;"
+                f"<span style='color:{theme.hex('chart_text')}'>{_escape(p['name'])}</span>"
+                for i, p in enumerate(points)) + "</div>")
+            self.value_key.setPos(right * 1.22, 0.0)
             points = []
         for i, p in enumerate(points):
             near_right = p["per_kw"] > 0.6 * right and len(points) > 1

@@ -33,6 +33,8 @@ def font(size: float, bold: bool = False) -> QFont:
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    """Round ticks from at or below `lo` to at or above `hi` (so the axis holds every value), about
+    `count` steps of 1, 2, 2.5 or 5 times a power of ten."""
     if hi <= lo:
         hi = lo + 1.0
     raw = (hi - lo) / count
@@ -41,11 +43,20 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     start = math.floor(lo / step) * step
     ticks = []
     value = start
-    while value <= hi + step * 0.5 and len(ticks) < 50:
+    while (not ticks or ticks[-1] < hi - step * 1e-9) and len(ticks) < 50:
         ticks.append(round(value, 10))
         value += step
     return ticks
 
+
+def crowded(positions: list[tuple[float, float]], near_x: float = 0.2, near_y: float = 0.15) -> bool:
+    """Whether two points lie within `near_x` and `near_y` of the plot's span of each other (the span
+    taken from 0 to the largest value, as the chart draws it): their names, written beside them, would
+    overlap."""
+    span_x = max((x for x, _y in positions), default=0.0) or 1.0
+    span_y = max((y for _x, y in positions), default=0.0) or 1.0
+    return any(abs(a[0] - b[0]) < near_x * span_x and abs(a[1] - b[1]) < near_y * span_y
+               for i, a in enumerate(positions) for b in positions[i + 1:])
 
 def short(value: float) -> str:
     a = abs(value)
@@ -172,7 +183,11 @@ def draw_scatter_chart(p: QPainter, rect: QRectF, chart: ScatterChart) -> None:
     if not chart.points:
         _nothing(p, rect, top, chart.caption or "Nothing to compare: no configuration has both figures.")
         return
-    plot = QRectF(rect.left() + 62, top + 4, rect.width() - 80, rect.bottom() - top - 36)
+    # points too close to name beside each other are named in a key above the plot instead
+    keyed = crowded([(x, y) for _l, x, y in chart.points])
+    key_h = _legend(p, rect.left(), top, rect.width(), [(label, color(i), "box") for i, (label, _x, _y)
+                                                          in enumerate(chart.points)]) + 4 if keyed else 0.0
+    plot = QRectF(rect.left() + 62, top + key_h + 4, rect.width() - 80, rect.bottom() - top - key_h - 36)
     xs = [x for _l, x, _y in chart.points] or [0.0, 1.0]
     ys = [y for _l, _x, y in chart.points] or [0.0, 1.0]
     fx, fy = _axes(p, plot, (0.0, max(xs) * 1.15), (0.0, max(ys) * 1.15), chart.x_label, chart.y_label)
@@ -182,6 +197,8 @@ def draw_scatter_chart(p: QPainter, rect: QRectF, chart: ScatterChart) -> None:
         p.setPen(QPen(PAPER, 0.8))
         p.setBrush(QBrush(color(i)))
         p.drawEllipse(QPointF(fx(x), fy(y)), 4.2, 4.2)
+        if keyed:
+            continue
         p.setPen(INK)
         width = fm.horizontalAdvance(label)
         left = fx(x) + 6 if fx(x) + 6 + width <= rect.right() else fx(x) - 6 - width
