@@ -55,9 +55,7 @@ class CompareCharts(QWidget):
         self.value_points = pg.ScatterPlotItem(size=11, pen=pg.mkPen(theme.hex("marker_edge")))
         self.value.addItem(self.value_points)
         self.value_labels: list[pg.TextItem] = []
-        # where points lie too close to name beside each other: a key in the bottom right corner (one
-        # text item in the plot, owned by its scene like the labels)
-        self.value_key = pg.TextItem("", anchor=(1.0, 1.0))
+        self.value_key = pg.TextItem("", anchor=(1.0, 1.0))  # names points too close to label, bottom right
         self.value_key.setVisible(False)
         self.value.addItem(self.value_key, ignoreBounds=True)
         self.empty_value = self._message(self.value)
