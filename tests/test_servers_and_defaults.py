@@ -8,7 +8,7 @@ import pytest
 
 from gpudesk.core.resolve import estimate_scenario, resolve_option
 from gpudesk.core.scenario import ScenarioError, parse_scenario
-from gpudesk.core.servers import limits, server_ids
+from gpudesk.core.servers import limits, server_ids, servers
 
 
 def _doc(server=None, item="h100-sxm5-80gb", per_node=1, nodes=1, concurrency=512, **cluster):
@@ -45,6 +45,23 @@ def test_an_unknown_server_is_refused_with_the_known_ones():
     assert "workload.server" in text and "triton-magic" in text
     for sid in server_ids():
         assert sid in text
+
+
+@pytest.mark.parametrize(("line", "named"), [
+    ('memory_basis = "freee"', "'memory_basis' must be \"free\" or \"total\", not 'freee'"),
+    ("memory_share = 1.5", "'memory_share' must be above 0 and at most 1"),
+    ("max_batch = 0", "'max_batch' must be a whole number above 0"),
+    ('graphs = "yes"', "'graphs' must be true or false"),
+    ("block_formats = 1", "'block_formats' must be true or false"),
+])
+def test_a_server_row_the_model_would_misread_is_refused_by_name(tmp_path, line, named):
+    good = '[[server]]\nid = "tuned"\nmemory_share = 0.9\n\n'
+    (tmp_path / "servers.toml").write_text(good + f'[[server]]\nid = "odd"\n{line}\n', encoding="utf-8")
+    with pytest.raises(ValueError) as caught:
+        servers(tmp_path)
+    assert str(caught.value).startswith("servers.toml, server odd: ") and named in str(caught.value)
+    (tmp_path / "servers.toml").write_text(good, encoding="utf-8")
+    assert list(servers(tmp_path)) == ["tuned"]  # the same file without the odd row loads
 
 
 def test_the_named_server_caps_the_running_batch(catalogue):

@@ -16,7 +16,31 @@ DEFAULT_SERVER = "tuned"
 def servers(data_dir: Path | None = None) -> dict[str, dict]:
     path = (data_dir or bundled_data_dir()) / "servers.toml"
     with path.open("rb") as handle:
-        return {row["id"]: row for row in tomllib.load(handle).get("server", [])}
+        rows = tomllib.load(handle).get("server", [])
+    for number, row in enumerate(rows, 1):
+        check_server(row, f"{path.name}, server {row.get('id') or number}")
+    return {row["id"]: row for row in rows}
+
+
+_NUMBERS = ("max_batch", "max_batch_large_gpu", "chunk_tokens", "chunk_tokens_large_gpu", "large_gpu_gib")
+
+
+def check_server(row: dict, where: str) -> None:
+    """Refuse a server row whose fields the serving model would misread, naming the row and field."""
+    if not isinstance(row.get("id"), str) or not row["id"]:
+        raise ValueError(f"{where}: 'id' is missing")
+    for key in _NUMBERS:
+        value = row.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
+            raise ValueError(f"{where}: '{key}' must be a whole number above 0, not {value!r}")
+    share = row.get("memory_share")
+    if share is not None and (isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1):
+        raise ValueError(f"{where}: 'memory_share' must be above 0 and at most 1, not {share!r}")
+    if row.get("memory_basis", "total") not in ("free", "total"):
+        raise ValueError(f"{where}: 'memory_basis' must be \"free\" or \"total\", not {row['memory_basis']!r}")
+    for key in ("graphs", "block_formats"):
+        if key in row and not isinstance(row[key], bool):
+            raise ValueError(f"{where}: '{key}' must be true or false, not {row[key]!r}")
 
 
 def server_ids(data_dir: Path | None = None) -> tuple[str, ...]:

@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpudesk.core.estimate import constants as C
-from gpudesk.core.estimate.kernels import GemmCurve, datasheet_curve, grouped_rows, shape_factor
+from gpudesk.core.estimate.kernels import GemmCurve, datasheet_curve, shape_factor
 from gpudesk.core.estimate.model import (
     Shape,
     attention_context,
+    expert_products,
     layer_matmul_params,
-    mlp_params,
 )
 from gpudesk.core.estimate.profiles import Profile, matmul_share, profile_of
 from gpudesk.core.estimate.types import Device, Workload
@@ -179,11 +179,8 @@ def layer_work(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, moe: boo
     shapes = layer_shapes(s, tokens, tp)
     attn_shapes = shapes[:2]
     if moe:
-        expert_p = (s.experts_active + s.shared_experts) * mlp_params(d, s.expert_ffn_dim, True)
         # the experts' products as one grouped GEMM, each expert's rows padded to whole tiles
-        rows, fill = grouped_rows(tokens, s.experts, s.experts_active, r.curve.tile_m if r.curve is not None else 1)
-        fe = s.expert_ffn_dim
-        expert_shapes = ((rows, 2 * fe / tp, d), (rows, d, fe / tp))
+        expert_p, expert_shapes, fill = expert_products(s, tokens, tp, r.curve.tile_m if r.curve is not None else 1)
         rate_a, rate_e = r.gemm_rate(attn_shapes), r.gemm_rate(expert_shapes) * fill
         gemm = 2 * (moe_p - expert_p) * tokens / tp / rate_a + 2 * expert_p * tokens / tp / rate_e
         bwd_a, bwd_e = r.gemm_rate(backward_shapes(attn_shapes)), r.gemm_rate(backward_shapes(expert_shapes)) * fill

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 from gpudesk.core.estimate import constants as C
+from gpudesk.core.estimate.kernels import grouped_rows
 from gpudesk.core.estimate.types import Workload
 
 
@@ -147,6 +148,17 @@ def layer_matmul_params(s: Shape) -> tuple[float, float]:
     return dense, attn + active + s.d_model * s.experts  # router
 
 
+def expert_products(s: Shape, tokens: float, tp: int, tile_m: int) -> tuple[float, tuple, float]:
+    """A MoE layer's experts over `tokens` tokens as one grouped GEMM (every routed expert's tiles in one
+    launch, as MoE kernels run them): (the parameters a token multiplies by in its experts, the
+    products' (m, n, k) with each expert's rows padded to whole tiles of `tile_m`, the share of
+    those rows that hold a token)."""
+    d, fe = s.d_model, s.expert_ffn_dim
+    rows, fill = grouped_rows(tokens, s.experts, s.experts_active, tile_m)
+    expert_p = (s.experts_active + s.shared_experts) * mlp_params(d, fe, True)
+    return expert_p, ((rows, 2 * fe / tp, d), (rows, d, fe / tp)), fill
+
+
 def matmul_params_per_token(s: Shape) -> float:
     """Parameters in the matrix multiplications one token passes through: its layers (active
     experts only) and the output head. The input embedding is a lookup, not a multiplication."""
@@ -195,9 +207,14 @@ def training_flops_per_token(w: Workload, s: Shape) -> float:
     return 6.0 * n + attention
 
 
+def attention_flops_per_token(s: Shape, context: float) -> float:
+    """Forward FLOPs of one token's attention to `context` earlier tokens (scores and values, all layers)."""
+    return 4.0 * s.layers * s.q_dim * attention_context(s, context)
+
+
 def inference_flops_per_token(s: Shape, context: float) -> float:
     """Forward FLOPs of one token attending to `context` earlier tokens."""
-    return 2.0 * matmul_params_per_token(s) + 4.0 * s.layers * s.q_dim * attention_context(s, context)
+    return 2.0 * matmul_params_per_token(s) + attention_flops_per_token(s, context)
 
 
 # ----------------------------------------------------------------------------- bytes

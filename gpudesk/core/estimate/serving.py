@@ -26,17 +26,17 @@ from dataclasses import dataclass
 from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.comm import place
 from gpudesk.core.estimate.compute import gemm_curve
-from gpudesk.core.estimate.kernels import GemmCurve, grouped_rows, measured_all_reduce, shape_factor
+from gpudesk.core.estimate.kernels import GemmCurve, measured_all_reduce, shape_factor
 from gpudesk.core.estimate.memory import capacity_gb, kv_gb_per_sequence, prefill_workspace_gb, serving_weights_gb
 from gpudesk.core.estimate.model import (
     Shape,
-    attention_context,
+    attention_flops_per_token,
     expert_params,
+    expert_products,
     inference_flops_per_token,
     is_quantised,
     layer_matmul_params,
     matmul_params_per_token,
-    mlp_params,
     weight_bytes_per_param,
 )
 from gpudesk.core.estimate.profiles import matmul_share, profile_of
@@ -217,7 +217,7 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     # run in turn, so its time adds to theirs rather than hiding under their arithmetic)
     attention = decode_attention_s(w, s, e, lay, micro, context)
     if attention is None:  # the cache at the engine's share of the bandwidth, or its arithmetic if slower
-        attn_flops = micro * (inference_flops_per_token(s, context) - 2.0 * matmul_params_per_token(s)) / split
+        attn_flops = micro * attention_flops_per_token(s, context) / split
         attention = max(kv / in_flight / e.bandwidth,
                         attn_flops / max(2.0 * e.vector, e.gemm) if e.compute_known else 0.0)
     memory = weights / e.bandwidth  # the products' read of the weights, for one micro-batch
@@ -252,11 +252,9 @@ def product_shape(s: Shape, e: Engine, tp: int, rows: float, compute_only: bool 
         return e.shape(attn + ((rows, (2 if s.gated else 1) * s.ffn_dim / tp, d), (rows, d, s.ffn_dim / tp)),
                        compute_only)
     _dense, moe_p = layer_matmul_params(s)
-    expert_p = (s.experts_active + s.shared_experts) * mlp_params(d, s.expert_ffn_dim, True)
-    padded, fill = grouped_rows(rows, s.experts, s.experts_active, e.curve.tile_m if e.curve is not None else 1)
-    fe = s.expert_ffn_dim
+    expert_p, experts, fill = expert_products(s, rows, tp, e.curve.tile_m if e.curve is not None else 1)
     f_attn = e.shape(attn, compute_only)
-    f_expert = e.shape(((padded, 2 * fe / tp, d), (padded, d, fe / tp)), compute_only) * fill
+    f_expert = e.shape(experts, compute_only) * fill
     other = max(0.0, moe_p - expert_p)
     return moe_p / (other / max(f_attn, 1e-9) + expert_p / max(f_expert, 1e-9))
 
@@ -281,7 +279,7 @@ def prefill(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, waiti
     attention = 0.0
     if e.context_curve is not None and e.peak16_flops > 0:
         # the attention's share of the work runs at the rate measured for prompts of this length
-        attn_flops = tokens * 4.0 * s.layers * s.q_dim * attention_context(s, tokens / 2.0)
+        attn_flops = tokens * attention_flops_per_token(s, tokens / 2.0)
         attention = attn_flops / (e.peak16_flops * e.context_curve.share(tokens) * e.attention_case * lay.tp)
         flops -= attn_flops
     full = min(tokens * max(1, waiting), chunk_tokens(w))  # rows of a step's chunk when prompts wait

@@ -191,8 +191,7 @@ class CompareCharts(QWidget):
                 f"<span style='color:{theme.hex('chart_text')}'>{_escape(p['name'])}</span>"
                 for i, p in enumerate(points)) + "</div>")
             self.value_key.setPos(right * 1.22, 0.0)
-            points = []
-        for i, p in enumerate(points):
+        for i, p in enumerate([] if keyed else points):  # otherwise each point carries its name
             near_right = p["per_kw"] > 0.6 * right and len(points) > 1
             label = pg.TextItem(p["name"], color=_brush(i), anchor=(1.05, 1.2) if near_right else (-0.05, 1.2))
             label.setPos(p["per_kw"], p["per_dollar"])
