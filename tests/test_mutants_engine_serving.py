@@ -319,10 +319,19 @@ def test_a_short_prompt_on_a_fast_device_waits_for_the_weights():
     total, per_token = SV.prefill(w, S, fast, T8, ONE)
     assert total == pytest.approx(2e9 / 1e11 + 4 * 14e-6)  # 2 GB of weights at 100 GB/s
     assert per_token == pytest.approx((2 * 999_999_200 + 4 * 4 * 8 * 0.5) / 1e18)
-    # TP2 × PP2 read a quarter of them; TP2 adds two all-reduces a layer, each two 1 µs hops and
+    # TP2 × PP2: the prompt passes the two stages in turn, each reading its quarter, so half the
+    # weights' time in all; TP2 adds two all-reduces a layer, each two 1 µs hops and
     # 2·½ × 8 × 2 bytes a token over 100 GB/s (no measured all-reduce on this topology)
     total = SV.prefill(w, S, fast, T8, Layout(2, 2, 1))[0]
-    assert total == pytest.approx(2e9 / 4 / 1e11 + 4 * 14e-6 + 2 * 4 * (2e-6 + 16 / 100e9), rel=1e-6)
+    assert total == pytest.approx(2e9 / 2 / 1e11 + 4 * 14e-6 + 2 * 4 * (2e-6 + 16 / 100e9), rel=1e-6)
+
+
+def test_waiting_prompts_fill_a_pipeline_but_one_prompt_alone_visits_its_stages_in_turn():
+    w = replace(W, prompt_tokens=100)
+    alone, per_token = SV.prefill(w, S, ENGINE, T8, ONE, waiting=8)
+    alone4, per_token4 = SV.prefill(w, S, ENGINE, T8, Layout(1, 4, 1), waiting=8)
+    assert alone4 == pytest.approx(alone)  # the same layers, one stage after another
+    assert per_token4 == pytest.approx(per_token / 4)  # four stages each on a chunk of its own
 
 
 def test_long_prompts_run_in_chunks_that_each_launch_the_layers_kernels():
@@ -453,6 +462,20 @@ def test_users_beyond_the_running_batch_queue_for_their_first_token():
     assert (tuned.batch, tuned.limit, tuned.queued) == (300, "concurrency", 0)
     # weights that do not fit: no steady state
     assert SV.serve(replace(w, params=40e9), S, Device("d", "D", memory_gb=80), T8, ONE, ENGINE) is None
+
+
+def test_a_server_that_reserves_a_requests_whole_length_admits_fewer():
+    # 100 in, 50 out: blocks as used hold 100 + 25 tokens a sequence on average, a whole-length
+    # reservation (TensorRT-LLM's GUARANTEED_NO_EVICT) 150; decode still reads the average
+    w = replace(W, prompt_tokens=100, output_tokens=50, concurrency=10 ** 6, kv_bytes_per_element=2e4)
+    assert SV.held_context(w) == 125 and SV.held_context(replace(w, server_kv_reserve="whole")) == 150
+    dev = Device("d", "D", "datacenter", memory_gb=40)
+    used = SV.serve(w, S, dev, T8, ONE, ENGINE)
+    whole = SV.serve(replace(w, server_kv_reserve="whole"), S, dev, T8, ONE, ENGINE)
+    assert used.batch == SV.kv_capacity(w, S, dev, ONE, 125, True)[0]
+    assert whole.batch == SV.kv_capacity(w, S, dev, ONE, 150, True)[0] < used.batch
+    assert whole.step_s == pytest.approx(SV.decode_step(w, S, ENGINE, T8, ONE, whole.batch, 125, True)[0])
+    assert SV.decode_only(replace(w, server_kv_reserve="whole"), S, dev, T8, ONE, ENGINE)[0] == whole.batch
 
 
 def test_serving_layouts_and_the_smallest_replica():

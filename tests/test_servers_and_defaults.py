@@ -32,10 +32,12 @@ def test_every_server_documents_where_its_defaults_come_from():
 
 def test_vllm_takes_its_larger_defaults_on_large_gpus_but_not_on_an_a100():
     assert limits("vllm", 80, "H100 SXM5 80GB") == {"max_batch": 1024, "chunk_tokens": 8192, "memory_share": 0.9,
-                                                      "memory_basis": "total", "graphs": True, "block_formats": False}
+                                                      "memory_basis": "total", "kv_reserve": "used", "graphs": True,
+                                                      "block_formats": False}
     assert limits("vllm", 80, "A100 SXM4 80GB")["max_batch"] == 256
     assert limits("vllm", 24, "RTX 4090")["chunk_tokens"] == 2048
     assert limits("tuned", 80, "H100")["max_batch"] is None
+    assert limits("trtllm", 80, "H100")["kv_reserve"] == "whole"
 
 
 def test_an_unknown_server_is_refused_with_the_known_ones():
@@ -53,6 +55,7 @@ def test_an_unknown_server_is_refused_with_the_known_ones():
     ("max_batch = 0", "'max_batch' must be a whole number above 0"),
     ('graphs = "yes"', "'graphs' must be true or false"),
     ("block_formats = 1", "'block_formats' must be true or false"),
+    ('kv_reserve = "all"', "'kv_reserve' must be \"used\" or \"whole\", not 'all'"),
 ])
 def test_a_server_row_the_model_would_misread_is_refused_by_name(tmp_path, line, named):
     good = '[[server]]\nid = "tuned"\nmemory_share = 0.9\n\n'
@@ -68,6 +71,9 @@ def test_the_named_server_caps_the_running_batch(catalogue):
     resolved = resolve_option(*_first(parse_scenario(_doc(server="vllm", item="a100-sxm4-80gb",
                                                             concurrency=2000), "t")), catalogue)
     assert resolved.inputs.workload.server_max_batch == 256
+    assert resolved.inputs.workload.server_kv_reserve == "used"
+    trt = resolve_option(*_first(parse_scenario(_doc(server="trtllm"), "t")), catalogue)
+    assert trt.inputs.workload.server_kv_reserve == "whole"
     capped = estimate_scenario(parse_scenario(_doc(server="vllm", item="a100-sxm4-80gb", concurrency=2000), "t"),
                                catalogue)
     tuned = estimate_scenario(parse_scenario(_doc(item="a100-sxm4-80gb", concurrency=2000), "t"), catalogue)

@@ -348,7 +348,7 @@ def with_server_limits(workload: Workload, groups, notes: list[str] | None = Non
                          "products, not on FP4 matrix units.")
     return replace(workload, precision=precision, server_max_batch=got["max_batch"],
                    server_chunk_tokens=got["chunk_tokens"], server_memory_share=got["memory_share"],
-                   server_memory_basis=got["memory_basis"])
+                   server_memory_basis=got["memory_basis"], server_kv_reserve=got["kv_reserve"])
 
 
 def estimate_option(scenario: Scenario, option: Option, catalogue, where: str = "cluster", settings=None,

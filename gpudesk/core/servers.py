@@ -38,6 +38,8 @@ def check_server(row: dict, where: str) -> None:
         raise ValueError(f"{where}: 'memory_share' must be above 0 and at most 1, not {share!r}")
     if row.get("memory_basis", "total") not in ("free", "total"):
         raise ValueError(f"{where}: 'memory_basis' must be \"free\" or \"total\", not {row['memory_basis']!r}")
+    if row.get("kv_reserve", "used") not in ("used", "whole"):
+        raise ValueError(f"{where}: 'kv_reserve' must be \"used\" or \"whole\", not {row['kv_reserve']!r}")
     for key in ("graphs", "block_formats"):
         if key in row and not isinstance(row[key], bool):
             raise ValueError(f"{where}: '{key}' must be true or false, not {row[key]!r}")
@@ -49,7 +51,8 @@ def server_ids(data_dir: Path | None = None) -> tuple[str, ...]:
 
 def limits(server_id: str, memory_gib: float | None, device_name: str = "",
            data_dir: Path | None = None) -> dict:
-    """{'max_batch', 'chunk_tokens', 'memory_share', 'memory_basis', 'graphs', 'block_formats'} of `server_id` on a device with
+    """{'max_batch', 'chunk_tokens', 'memory_share', 'memory_basis', 'kv_reserve', 'graphs', 'block_formats'} of
+    `server_id` on a device with
     `memory_gib` of memory (None where the server sets no such limit)."""
     row = servers(data_dir)[server_id]
     large = bool(row.get("large_gpu_gib") and memory_gib and memory_gib >= row["large_gpu_gib"]
@@ -60,6 +63,7 @@ def limits(server_id: str, memory_gib: float | None, device_name: str = "",
         else row.get("chunk_tokens"),
         "memory_share": row.get("memory_share"),
         "memory_basis": row.get("memory_basis", "total"),
+        "kv_reserve": row.get("kv_reserve", "used"),
         "graphs": row.get("graphs", True),
         "block_formats": bool(row.get("block_formats", False)),
     }

@@ -10,7 +10,7 @@ the cluster's cost per hour, tokens per megawatt from its power)."""
 from __future__ import annotations
 
 from gpudesk.core.estimate.memory import kv_gb_per_sequence
-from gpudesk.core.estimate.serving import decode_step, kv_capacity, layouts, prefill, serve
+from gpudesk.core.estimate.serving import decode_step, held_context, kv_capacity, layouts, prefill, serve
 
 # Concurrencies tried for each layout: powers of two up to the ladder's top, plus the scenario's own.
 LADDER_TOP = 8192
@@ -98,7 +98,7 @@ class _DecodePool:
     def fit(self, lay) -> int:
         key = (lay.tp, lay.pp)
         if key not in self.fits:
-            self.fits[key] = kv_capacity(self.w, self.s, self.device, lay, self.context, True)[0]
+            self.fits[key] = kv_capacity(self.w, self.s, self.device, lay, held_context(self.w), True)[0]
         return self.fits[key]
 
     def step(self, c: int, lay, dtopo) -> tuple[int, float] | None:

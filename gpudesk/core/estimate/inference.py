@@ -239,6 +239,7 @@ def _assumptions(w, s, device, m: Serving) -> list[str]:
             + (f"gives the KV cache {w.server_memory_share or C.SERVER_MEMORY_SHARE:.0%} of the memory the weights leave "
                if w.server_memory_basis == "free" else
                f"keeps {w.server_memory_share or C.SERVER_MEMORY_SHARE:.0%} of memory for weights and KV cache ")
+            + ("reserves a request's whole length when it admits it, " if w.server_kv_reserve == "whole" else "")
             + "and runs "
             + (f"at most {int(w.max_batch or w.server_max_batch)} sequences." if (w.max_batch or w.server_max_batch)
                else "as many sequences as the KV cache holds."))

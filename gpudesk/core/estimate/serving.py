@@ -271,7 +271,8 @@ def prefill(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, waiti
     """(seconds for one prompt alone on a replica, marginal compute seconds per prompt token while
     batching); both 0 when the device has no compute figure (prompt processing is then unknown, and
     not counted). With `waiting` prompts to serve, a server fills each step's chunk with several of
-    them, so the marginal cost is that of GEMMs over a full chunk, not over one prompt."""
+    them, so the marginal cost is that of GEMMs over a full chunk, not over one prompt; under a
+    pipeline every stage holds a chunk at once, so a token's marginal cost is its stage's share."""
     if not e.compute_known:
         return 0.0, 0.0
     tokens = max(1, w.prompt_tokens)
@@ -285,14 +286,24 @@ def prefill(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, waiti
     full = min(tokens * max(1, waiting), chunk_tokens(w))  # rows of a step's chunk when prompts wait
     compute = flops / _prefill_rate(w, s, e, lay, min(tokens, chunk_tokens(w))) + attention
     batched = flops / _prefill_rate(w, s, e, lay, full) + attention
-    weights = s.params * weight_bytes_per_param(w) / (lay.tp * lay.pp) / e.bandwidth
+    weights = s.params * weight_bytes_per_param(w) / lay.tp / e.bandwidth  # a prompt alone visits every stage in turn
     kernels = s.layers * C.KERNELS_PER_LAYER_DECODE * e.kernel_s * max(1, math.ceil(tokens / chunk_tokens(w)))
     comm = comm_token = 0.0
     if lay.tp > 1:  # the prompt's activations are all-reduced twice a layer too, alone or in a full chunk
         chunk = min(tokens, chunk_tokens(w))
         comm = 2 * s.layers * math.ceil(tokens / chunk) * tp_all_reduce(topo, lay.tp, chunk * s.d_model * 2)
         comm_token = 2 * s.layers * tp_all_reduce(topo, lay.tp, full * s.d_model * 2) / full
-    return max(compute, weights) + kernels + comm, batched / tokens + comm_token
+    # prompts waiting fill the pipeline: its stages work on different chunks at once, each on its layers
+    return max(compute, weights) + kernels + comm, (batched / tokens + comm_token) / lay.pp
+
+
+def held_context(w: Workload) -> float:
+    """Tokens of KV cache a running sequence holds for the server's admission: on average its prompt and
+    half its output, as blocks are taken while it decodes (vLLM, SGLang: a sequence is preempted if
+    they run out), or its whole length where the server reserves a request's cache when it admits it
+    (TensorRT-LLM's default capacity policy, GUARANTEED_NO_EVICT)."""
+    prompt, output = max(1, w.prompt_tokens), max(1, w.output_tokens)
+    return prompt + (output if w.server_kv_reserve == "whole" else output / 2.0)
 
 
 def kv_capacity(w: Workload, s: Shape, device: Device, lay: Layout, context: float, server: bool) -> tuple[int, float, float]:
@@ -316,8 +327,8 @@ def serve(w: Workload, s: Shape, device: Device, topo: Topology, lay: Layout, e:
     """The steady state of `w.concurrency` users on this layout; None when the weights do not fit."""
     users = max(1, w.concurrency)
     server = users > 1 or bool(w.max_batch)
-    context = w.prompt_tokens + w.output_tokens / 2.0
-    fit, weights_gb, kv_seq = kv_capacity(w, s, device, lay, context, server)
+    context = w.prompt_tokens + w.output_tokens / 2.0  # a running sequence's cache on average
+    fit, weights_gb, kv_seq = kv_capacity(w, s, device, lay, held_context(w) if server else context, server)
     if fit < 1:
         return None
     per_replica = math.ceil(users / lay.replicas)
@@ -350,7 +361,7 @@ def decode_only(w: Workload, s: Shape, device: Device, topo: Topology, lay: Layo
     prompts are processed elsewhere), or None when the weights and one sequence's cache do not fit."""
     users = max(1, w.concurrency)
     context = w.prompt_tokens + w.output_tokens / 2.0
-    fit, _weights, _kv = kv_capacity(w, s, device, lay, context, True)
+    fit, _weights, _kv = kv_capacity(w, s, device, lay, held_context(w), True)
     if fit < 1:
         return None
     per_replica = math.ceil(users / lay.replicas)

@@ -238,6 +238,9 @@ class Workload:
     # what the share is of: "total" (all memory: vLLM, SGLang) or "free" (the KV cache takes the share of
     # what the weights leave: TensorRT-LLM's free_gpu_memory_fraction)
     server_memory_basis: str = "total"
+    # the cache a running sequence holds for admission: "used" (blocks as it grows: vLLM, SGLang) or
+    # "whole" (its whole length reserved when admitted: TensorRT-LLM's GUARANTEED_NO_EVICT)
+    server_kv_reserve: str = "used"
     # latency targets: the answer is the best throughput that meets them (frontier.py)
     ttft_s_max: float | None = None
     tokens_per_s_per_user_min: float | None = None
