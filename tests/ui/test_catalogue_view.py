@@ -91,6 +91,18 @@ def test_price_history_chart_follows_the_selection(view):
     assert not chart.isVisibleTo(view)
 
 
+def test_a_price_dated_by_year_alone_is_drawn_mid_year_in_date_order(qtbot):
+    from gpudesk.ui.catalogue.price_chart import PriceChart, timestamp
+
+    chart = PriceChart()
+    qtbot.addWidget(chart)
+    # "2024" sorts before "2024-05" as text, but sits at 1 July, after May: the line runs in time order
+    chart.show_history({"reported_deal": [("2024", 40.0), ("2024-05", 70.0), ("2025-01-02", 30.0)]}, "USD")
+    xs, ys = chart.plot.listDataItems()[0].getData()
+    assert list(xs) == sorted(xs) and list(ys) == [70.0, 40.0, 30.0]
+    assert xs[1] == timestamp("2024-07-01")
+
+
 def test_kinds_switch_tables(view):
     order = ["accelerators", "systems", "models", "cloud", "prices", "cost_factors", "regions", "interconnects", "sources"]
     assert [view.tabs.tabText(i).split(" (")[0] for i in range(view.tabs.count())] == [KIND_LABELS[k] for k in order]

@@ -64,7 +64,8 @@ class PriceChart(QWidget):
                                                  "left": SIAxis("left")})
             self.plot.setObjectName("priceHistoryPlot")
             self.plot.showGrid(x=True, y=True, alpha=0.25)
-            self.legend = self.plot.addLegend(offset=(8, 5), labelTextSize="8pt")
+            # top right: prices mostly fall over time, so the newest corner's top is the emptiest
+            self.legend = self.plot.addLegend(offset=(-8, 5), labelTextSize="8pt")
             self.layout_.addWidget(self.plot, 1)
         import pyqtgraph as pg
 
@@ -75,8 +76,9 @@ class PriceChart(QWidget):
             if not values:
                 continue
             colour = theme.hex(name)
-            xs = [timestamp(d) for d, _ in values]
-            ys = [v for _, v in values]
+            placed = sorted((timestamp(d), v) for d, v in values)  # a year's figure sits mid-year, after its May
+            xs = [x for x, _ in placed]
+            ys = [v for _, v in placed]
             self.plot.plot(xs, ys, pen=pg.mkPen(colour, width=2), symbol="o", symbolSize=6,
                            symbolBrush=pg.mkBrush(colour), symbolPen=None, name=label, stepMode=None)
             self.series_shown[key] = len(values)
