@@ -84,10 +84,6 @@ def run_app(quit_after_startup: bool = False, database_url: str | None = None,
         print(problem, file=sys.stderr)
         return 1
     setup_logging()
-    if not database_url:
-        from gpudesk.ui.window.loader import read_snapshot_early
-
-        read_snapshot_early()  # beside the imports and the window's build below
     app = make_application()
     from gpudesk.ui.main_window import MainWindow
 
@@ -108,7 +104,9 @@ def run_app(quit_after_startup: bool = False, database_url: str | None = None,
             window.catalogueReady.connect(lambda: QTimer.singleShot(0, lambda: leave(0)))
         window.catalogueFailed.connect(lambda _msg: leave(1))
     window.show()
-    window.start()
+    # the shell is painted first; then the catalogue opens on its worker thread, whose reads and
+    # imports would otherwise share the interpreter with the first frame
+    QTimer.singleShot(0, window.start)
     return app.exec()
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 
 from PySide6.QtCore import QThread, Signal
@@ -32,9 +31,7 @@ class CatalogueLoader(QThread):
         # First the catalogue as stored (stdlib sqlite3, a few ms), so the window is populated at
         # once; then the full catalogue (SQLAlchemy, migrations, bundle sync), which replaces it.
         if not self.database_url:
-            taken, snapshot = take_early_snapshot()
-            if not taken:
-                snapshot = _read_snapshot()
+            snapshot = _read_snapshot()
             if snapshot is not None:
                 self.previewed.emit(snapshot)
                 # let the UI thread show it before this thread's imports take the GIL
@@ -81,6 +78,8 @@ class CatalogueLoader(QThread):
     @staticmethod
     def _daily_backup(catalogue) -> None:
         """A backup a day while the app is used (core.catalogue.backup keeps the newest few)."""
+        import sqlite3  # here, not at the top: the window's first frame does not need it
+
         from gpudesk.core.catalogue import backup, db
 
         database = db.sqlite_file(catalogue.engine)
@@ -103,34 +102,6 @@ def _read_snapshot():
     except Exception:  # the full open reports real problems
         log.exception("start-up snapshot failed")
     return None
-
-
-_early: dict = {}  # the early read's thread, then its snapshot
-
-
-def read_snapshot_early() -> None:
-    """Start reading the stored catalogue now, on a plain thread, while the window's modules are
-    imported and the window is built; the first CatalogueLoader of the default database takes
-    the result (`take_early_snapshot`) instead of reading it again. Its SQLite reads run beside
-    the UI thread's imports, and the table is filled as soon as the window exists."""
-    if "thread" in _early:
-        return
-
-    def work() -> None:
-        _early["snapshot"] = _read_snapshot()
-
-    thread = threading.Thread(target=work, name="gpudesk-start-up-snapshot", daemon=True)
-    _early["thread"] = thread
-    thread.start()
-
-
-def take_early_snapshot() -> tuple[bool, object]:
-    """(True, the snapshot or None) once, when `read_snapshot_early` ran; (False, None) otherwise."""
-    thread = _early.pop("thread", None)
-    if thread is None:
-        return False, None
-    thread.join()
-    return True, _early.pop("snapshot", None)
 
 
 def _settings_url() -> str:
