@@ -469,6 +469,8 @@ def test_a_server_that_reserves_a_requests_whole_length_admits_fewer():
     # reservation (TensorRT-LLM's GUARANTEED_NO_EVICT) 150; decode still reads the average
     w = replace(W, prompt_tokens=100, output_tokens=50, concurrency=10 ** 6, kv_bytes_per_element=2e4)
     assert SV.held_context(w) == 125 and SV.held_context(replace(w, server_kv_reserve="whole")) == 150
+    empty = replace(w, prompt_tokens=0, output_tokens=0)  # a sequence holds one token of each at least
+    assert SV.held_context(empty) == 1.5 and SV.held_context(replace(empty, server_kv_reserve="whole")) == 2
     dev = Device("d", "D", "datacenter", memory_gb=40)
     used = SV.serve(w, S, dev, T8, ONE, ENGINE)
     whole = SV.serve(replace(w, server_kv_reserve="whole"), S, dev, T8, ONE, ENGINE)

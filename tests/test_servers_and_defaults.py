@@ -56,15 +56,28 @@ def test_an_unknown_server_is_refused_with_the_known_ones():
     ('graphs = "yes"', "'graphs' must be true or false"),
     ("block_formats = 1", "'block_formats' must be true or false"),
     ('kv_reserve = "all"', "'kv_reserve' must be \"used\" or \"whole\", not 'all'"),
+    ("max_batch = true", "'max_batch' must be a whole number above 0, not True"),
+    ('chunk_tokens = "8k"', "'chunk_tokens' must be a whole number above 0, not '8k'"),
+    ("memory_share = 0", "'memory_share' must be above 0 and at most 1, not 0"),
+    ("memory_share = true", "'memory_share' must be above 0 and at most 1, not True"),
+    ('id = ""', "'id' is missing"),
 ])
 def test_a_server_row_the_model_would_misread_is_refused_by_name(tmp_path, line, named):
     good = '[[server]]\nid = "tuned"\nmemory_share = 0.9\n\n'
-    (tmp_path / "servers.toml").write_text(good + f'[[server]]\nid = "odd"\n{line}\n', encoding="utf-8")
+    row = line if line.startswith("id =") else f'id = "odd"\n{line}'
+    (tmp_path / "servers.toml").write_text(good + f"[[server]]\n{row}\n", encoding="utf-8")
     with pytest.raises(ValueError) as caught:
         servers(tmp_path)
-    assert str(caught.value).startswith("servers.toml, server odd: ") and named in str(caught.value)
+    where = "servers.toml, server 2: " if line.startswith("id =") else "servers.toml, server odd: "
+    assert str(caught.value).startswith(where) and named in str(caught.value)
     (tmp_path / "servers.toml").write_text(good, encoding="utf-8")
     assert list(servers(tmp_path)) == ["tuned"]  # the same file without the odd row loads
+
+
+def test_the_edges_of_a_server_rows_numbers_are_accepted(tmp_path):
+    (tmp_path / "servers.toml").write_text('[[server]]\nid = "edge"\nmax_batch = 1\nmemory_share = 1\n'
+                                           'memory_basis = "total"\nkv_reserve = "used"\n', encoding="utf-8")
+    assert servers(tmp_path)["edge"]["max_batch"] == 1 and servers(tmp_path)["edge"]["memory_share"] == 1
 
 
 def test_the_named_server_caps_the_running_batch(catalogue):
