@@ -80,6 +80,20 @@ def test_the_edges_of_a_server_rows_numbers_are_accepted(tmp_path):
     assert servers(tmp_path)["edge"]["max_batch"] == 1 and servers(tmp_path)["edge"]["memory_share"] == 1
 
 
+def test_a_server_without_cuda_graphs_decodes_eagerly_unless_the_scenario_says(catalogue, monkeypatch):
+    import gpudesk.core.resolve as R
+
+    graphs = R.server_limits("vllm", 80, "H100")
+    resolved = resolve_option(*_first(parse_scenario(_doc(server="vllm"), "t")), catalogue)
+    assert resolved.inputs.workload.runtime == ""  # vLLM replays CUDA graphs by default
+    monkeypatch.setattr(R, "server_limits", lambda *args: {**graphs, "graphs": False})
+    resolved = resolve_option(*_first(parse_scenario(_doc(server="vllm"), "t")), catalogue)
+    assert resolved.inputs.workload.runtime == "eager"
+    doc = _doc(server="vllm")
+    doc["workload"]["runtime"] = "graphs"
+    assert resolve_option(*_first(parse_scenario(doc, "t")), catalogue).inputs.workload.runtime == "graphs"
+
+
 def test_the_named_server_caps_the_running_batch(catalogue):
     resolved = resolve_option(*_first(parse_scenario(_doc(server="vllm", item="a100-sxm4-80gb",
                                                             concurrency=2000), "t")), catalogue)

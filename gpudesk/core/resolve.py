@@ -334,8 +334,9 @@ def resolve_option(scenario: Scenario, option: Option, catalogue, where: str = "
 
 def with_server_limits(workload: Workload, groups, notes: list[str] | None = None) -> Workload:
     """An inference workload with its server's documented limits on the cluster's smallest device
-    (data/servers.toml): the sequence cap, the prefill chunk and the memory share; on a server of
-    block formats, a 4-bit float checkpoint runs as a 4-bit block format (said in `notes`)."""
+    (data/servers.toml): the sequence cap, the prefill chunk, the memory share and whether decoding replays
+    CUDA graphs; on a server of block formats, a 4-bit float checkpoint runs as a 4-bit block format (said in
+    `notes`)."""
     if workload.kind != "infer" or not groups:
         return workload
     device = min((g.device for g in groups), key=lambda d: d.memory_gb or 0.0)
@@ -346,7 +347,9 @@ def with_server_limits(workload: Workload, groups, notes: list[str] | None = Non
         if notes is not None:
             notes.append(f"{workload.server}: FP4 weights (MXFP4) run as a 4-bit block format, unpacked into 8-bit "
                          "products, not on FP4 matrix units.")
-    return replace(workload, precision=precision, server_max_batch=got["max_batch"],
+    # a server that launches every kernel from the host (no CUDA graphs) decodes eagerly, unless the scenario says
+    runtime = workload.runtime or ("" if got["graphs"] else "eager")
+    return replace(workload, precision=precision, runtime=runtime, server_max_batch=got["max_batch"],
                    server_chunk_tokens=got["chunk_tokens"], server_memory_share=got["memory_share"],
                    server_memory_basis=got["memory_basis"], server_kv_reserve=got["kv_reserve"])
 
