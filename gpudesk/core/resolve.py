@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from gpudesk.core.catalogue.convert import cloud_from_row, device_from_row, link_from_row
-from gpudesk.core.catalogue.fields import CLOUD_PRICINGS
+from gpudesk.core.catalogue.fields import CLOUD_PRICINGS, PRICE_KIND_WORDS
 from gpudesk.core.estimate.engine import estimate
 from gpudesk.core.estimate.types import (
     Calibration,
@@ -193,7 +193,8 @@ def _owned_price(entry: ClusterEntry, catalogue, acc: dict, system: dict | None,
             capex = price["usd"] * (1 if system else per_node)
             includes_host = bool(system)
             if not system:
-                notes.append(f"{acc['name']}: price is for the accelerators only ({price['kind']} ${price['usd']:,.0f} "
+                kind = PRICE_KIND_WORDS.get(price["kind"], price["kind"])
+                notes.append(f"{acc['name']}: price is for the accelerators only ({kind} ${price['usd']:,.0f} "
                              f"each, {price.get('date') or 'undated'}); a host per node is counted apart where the "
                              "catalogue prices one.")
             if is_stale(price.get("date"), as_of):
