@@ -231,7 +231,7 @@ def test_charts_with_nothing_to_compare_say_why(catalogue):
     assert one_price.chart_messages["value"] == ("Only 1 × A100 PCIe 80GB has both a cost and a power figure (RTX 4090 "
                                                  "Laptop GPU has no price): nothing to compare.")
     doc = json.loads((EXAMPLES / "a100-vs-rtx4090-laptop.json").read_text())
-    doc["compare"][0]["cluster"][0]["item"] = "radeon-pro-w7900"  # no price found for it in any document read
+    doc["compare"][0]["cluster"][0]["item"] = "rtx-pro-5000-blackwell"  # no price found for it in any document read
     no_price = build_comparison(parse_scenario(doc), catalogue)
     assert no_price.chart_messages["value"].startswith("No configuration has both a cost and a power figure")
     assert "RTX 4090 Laptop GPU has no price" in no_price.chart_messages["value"]

@@ -550,7 +550,7 @@ def test_a_single_user_on_one_device_is_bandwidth_bound():
     s = shape_of(LLAMA8)
     m = SV.serve(LLAMA8, s, H100, est_topo(), Layout(1, 1, 1), e, *SCALE)
     assert est.feasible and est.devices == 1
-    assert est.plan == {"tp": 1, "pp": 1, "replicas": 1, "label": "1 replica(s), each one device"}
+    assert est.plan == {"tp": 1, "pp": 1, "replicas": 1, "dp_attention": False, "label": "1 replica(s), each one device"}
     assert est.tokens_per_s.likely == pytest.approx(m.output_tokens_per_s)
     assert est.tpot_s.likely == pytest.approx(m.tpot_s) and est.ttft_s.likely == pytest.approx(m.ttft_s)
     assert est.decode_tokens_per_s_per_user.likely == pytest.approx(1 / m.tpot_s)
@@ -1009,3 +1009,62 @@ def test_two_users_are_served_in_a_batch_and_one_waiting_user_is_noted():
                                           "replica (all of them fit);")
     five = _infer(replace(LLAMA8, concurrency=5, max_batch=4))
     assert [n.code for n in five.notes] == ["queueing"] and five.notes[0].values["queued"] == 1
+
+
+# =========================================================================== data-parallel attention
+
+
+def _moe(**kw) -> Shape:
+    """The tiny decoder with 4 routed experts of width 16 (1 active) in every layer: each expert holds
+    3 × 8 × 16 = 384 parameters a layer, 4 × 4 × 384 = 6,144 in all, of the 1e9 stated."""
+    return _shape(experts=4, experts_active=1, expert_ffn_dim=16, dense_layers=0, **kw)
+
+
+def test_data_parallel_attention_is_tried_for_a_mixture_of_experts_unless_pinned():
+    moe, w = _moe(), replace(W, kind="infer")
+    got = SV.layouts(w, moe, T8)
+    assert Layout(2, 1, 4, True) in got and Layout(2, 1, 4) in got and Layout(2, 2, 2, True) in got
+    assert not any(lay.dp_attention and lay.tp == 1 for lay in got)  # one device has nothing to split
+    assert not any(lay.dp_attention for lay in SV.layouts(w, S, T8))  # a dense model has no experts to split
+    assert not any(lay.dp_attention for lay in SV.layouts(replace(w, attention_dp=False), moe, T8))
+    assert not any(lay.dp_attention for lay in SV.layouts(replace(w, server="llamacpp"), moe, T8))
+    pinned = SV.layouts(replace(w, attention_dp=True, tp=2), moe, T8)
+    assert pinned and all(lay.dp_attention and lay.tp == 2 for lay in pinned)
+    assert Layout(1, 1, 8) in SV.layouts(replace(w, attention_dp=True), moe, T8)  # TP1 has no other form
+
+
+def test_data_parallel_attention_keeps_the_attention_whole_and_splits_the_experts_and_the_cache():
+    moe = _moe()
+    w = replace(W, params=1e9, prompt_tokens=100, output_tokens=50)
+    experts = 4 * 4 * 384
+    # weights on a device: all but the experts whole (2 bytes each), the experts a quarter each at TP4
+    assert serving_weights_gb(w, moe, 4, 1, True) == pytest.approx(((1e9 - experts) + experts / 4) * 2 / 1e9)
+    assert serving_weights_gb(w, moe, 4, 1) == pytest.approx(2.0 / 4)
+    # the cache: a device holds its own sequences whole, a quarter of the replica's on average, even where
+    # tensor parallelism would replicate it (one KV head; MLA's latent)
+    from gpudesk.core.estimate.memory import kv_gb_per_sequence
+
+    whole = kv_gb_per_sequence(w, moe, 125, 1, 1)
+    assert kv_gb_per_sequence(w, moe, 125, 4, 1, True) == pytest.approx(whole / 4)
+    assert kv_gb_per_sequence(w, moe, 125, 4, 1) == pytest.approx(whole)  # one KV head: TP cannot split it
+    mla = _moe(attention="mla", kv_lora_rank=4, qk_rope_head_dim=0)
+    assert kv_gb_per_sequence(w, mla, 125, 4, 1) == pytest.approx(kv_gb_per_sequence(w, mla, 125, 1, 1))
+    assert kv_gb_per_sequence(w, mla, 125, 4, 1, True) == pytest.approx(kv_gb_per_sequence(w, mla, 125, 1, 1) / 4)
+
+
+def test_data_parallel_attention_exchanges_tokens_with_their_experts_instead_of_all_reducing():
+    moe = _moe()
+    # 64 tokens on TP4: each device sends its 16 tokens × 1 expert × 8 wide × 2 bytes = 256 bytes, 3/4 of them
+    # away, over 100 GB/s after two 1 µs hops; there and back, in each of the 4 MoE layers
+    one = 2e-6 + 0.75 * 256 / 100e9
+    assert SV.expert_all_to_all(T8, moe, 4, 16) == pytest.approx(2 * one)
+    assert SV.layer_exchanges(T8, moe, Layout(4, 1, 2, True), 64) == pytest.approx(4 * 2 * one)
+    assert SV.layer_exchanges(T8, moe, Layout(4, 1, 2), 64) == pytest.approx(2 * 4 * SV.tp_all_reduce(T8, 4, 64 * 8 * 2))
+    assert SV.layer_exchanges(T8, moe, Layout(1, 1, 8, True), 64) == 0.0
+    # a decode step under data-parallel attention reads the attention whole and a quarter of the experts
+    w = replace(W, params=1e9, prompt_tokens=100, output_tokens=50)
+    step, _bound, read = SV.decode_step(w, moe, ENGINE, T8, Layout(4, 1, 2, True), 64, 125, True)
+    kv = 64 * 125 * 64 / 4  # each device: its 16 sequences' cache
+    assert read == pytest.approx(((1e9 - 6144) + 6144 / 4) * 2 + kv)
+    tp_step = SV.decode_step(w, moe, ENGINE, T8, Layout(4, 1, 2), 64, 125, True)[0]
+    assert step > tp_step  # the whole attention is read on every device: 4x the bytes of its TP share

@@ -94,6 +94,24 @@ def test_a_server_without_cuda_graphs_decodes_eagerly_unless_the_scenario_says(c
     assert resolve_option(*_first(parse_scenario(doc, "t")), catalogue).inputs.workload.runtime == "graphs"
 
 
+def test_a_mixture_of_experts_may_be_served_with_data_parallel_attention(catalogue):
+    def doc(**workload):
+        d = _doc(item="h200-sxm-141gb", per_node=8, concurrency=1024)
+        d["workload"].update({"model": "deepseek-r1", "prompt_tokens": 1024, "output_tokens": 1024, **workload})
+        return d
+
+    tuned = estimate_scenario(parse_scenario(doc(), "t"), catalogue)
+    off = estimate_scenario(parse_scenario(doc(attention_dp=False), "t"), catalogue)
+    # MLA's latent is whole on every tensor-parallel device; attention DP keeps each device's own sequences only
+    assert tuned.plan["dp_attention"] and not off.plan["dp_attention"]
+    assert "data-parallel attention" in tuned.plan["label"]
+    assert tuned.serving["kv_capacity_sequences"] > 2 * off.serving["kv_capacity_sequences"]
+    assert tuned.tokens_per_s.likely > off.tokens_per_s.likely
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario(doc(attention_dp="yes"), "t")
+    assert "workload.attention_dp" in str(caught.value)
+
+
 def test_the_named_server_caps_the_running_batch(catalogue):
     resolved = resolve_option(*_first(parse_scenario(_doc(server="vllm", item="a100-sxm4-80gb",
                                                             concurrency=2000), "t")), catalogue)

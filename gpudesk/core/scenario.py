@@ -116,6 +116,7 @@ WORKLOAD = {
     "recompute": F("choice", choices=RECOMPUTE),
     # serving
     "max_batch": F("int", minimum=1, maximum=10_000_000),
+    "attention_dp": F("bool"),  # a mixture of experts served with data-parallel attention (unset: the planner tries both)
     "runtime": F("choice", choices=RUNTIMES),
     "server": F("choice", choices=server_ids()),
     "ttft_s_max": F("number", minimum=0, exclusive_min=True, maximum=3600),

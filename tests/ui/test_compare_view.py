@@ -348,7 +348,7 @@ def test_with_one_runnable_configuration_the_charts_say_there_is_nothing_to_comp
 def test_an_empty_value_chart_says_why(view, tmp_path):
     doc = json.loads((EXAMPLES / "a100-vs-rtx4090-laptop.json").read_text())
     doc["compare"][0]["name"] = "1 × Radeon PRO W7900"
-    doc["compare"][0]["cluster"][0]["item"] = "radeon-pro-w7900"  # no price found for it in any document read
+    doc["compare"][0]["cluster"][0]["item"] = "rtx-pro-5000-blackwell"  # no price found for it in any document read
     path = tmp_path / "no-prices.json"
     path.write_text(json.dumps(doc))
     view.load_path(path, as_preset=True)

@@ -95,11 +95,11 @@ def test_the_engines_stated_error_is_the_left_out_error(judged):
 
 
 def test_left_out_errors_do_not_regress(judged):
-    # today's figures (2026-11-28, second pass): training 14.5%, inference 20.5%, 107 beyond 2x, 84.6% inside
+    # today's figures (2026-11-28, second pass): training 14.5%, inference 19.5%, 77 beyond 2x, 84.9% inside
     assert judged["training_n"] >= 100 and judged["inference_n"] >= 1000
     assert judged["training_median"] <= 0.15
-    assert judged["inference_median"] <= 0.215
-    assert len(judged["beyond_2x"]) <= 110
+    assert judged["inference_median"] <= 0.20
+    assert len(judged["beyond_2x"]) <= 80
     assert judged["inside"] >= 0.84
 
 

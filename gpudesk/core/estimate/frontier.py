@@ -51,7 +51,8 @@ def points(w, s, device, topo, e, factors, devices: int) -> list[dict]:
             used = lay.tp * lay.pp * lay.replicas
             out.append({
                 "concurrency": c, "tp": lay.tp, "pp": lay.pp, "replicas": lay.replicas, "disaggregated": False,
-                "layout": f"TP{lay.tp}" + (f" PP{lay.pp}" if lay.pp > 1 else "") + f" × {lay.replicas}",
+                "layout": f"TP{lay.tp}" + (" DP-attention" if lay.dp_attention else "") + (f" PP{lay.pp}" if lay.pp > 1 else "")
+                          + f" × {lay.replicas}",
                 "output_tokens_per_s": got.output_tokens_per_s,
                 "tokens_per_s_per_gpu": got.output_tokens_per_s / max(1, devices),
                 "tokens_per_s_per_user": 1.0 / got.tpot_s if got.tpot_s > 0 else 0.0,
@@ -96,7 +97,7 @@ class _DecodePool:
         self.steps: dict[tuple, float] = {}  # (tp, pp, batch) -> seconds per decode step
 
     def fit(self, lay) -> int:
-        key = (lay.tp, lay.pp)
+        key = (lay.tp, lay.pp, lay.dp_attention)
         if key not in self.fits:
             self.fits[key] = kv_capacity(self.w, self.s, self.device, lay, held_context(self.w), True)[0]
         return self.fits[key]
@@ -107,7 +108,7 @@ class _DecodePool:
             return None
         w = self.w
         batch = min(-(-c // lay.replicas), fit, int(w.max_batch or w.server_max_batch or fit))
-        key = (lay.tp, lay.pp, batch)
+        key = (lay.tp, lay.pp, lay.dp_attention, batch)
         if key not in self.steps:
             self.steps[key] = decode_step(w, self.s, self.e, dtopo, lay, batch, self.context, True)[0] / self.factor
         return batch, self.steps[key]
@@ -147,6 +148,7 @@ def disaggregated_points(w, s, device, topo, e, factors, devices: int) -> list[d
                     "concurrency": c, "tp": lay.tp, "pp": lay.pp, "replicas": lay.replicas, "disaggregated": True,
                     "prefill_nodes": p_nodes, "decode_nodes": d_nodes,
                     "layout": f"{p_nodes} prefill + {d_nodes} decode nodes, decode TP{lay.tp}"
+                              + (" DP-attention" if lay.dp_attention else "")
                               + (f" PP{lay.pp}" if lay.pp > 1 else "") + f" × {lay.replicas}",
                     "output_tokens_per_s": rate * out_tokens,
                     "tokens_per_s_per_gpu": rate * out_tokens / max(1, devices),

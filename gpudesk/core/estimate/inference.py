@@ -192,7 +192,8 @@ def _estimate(inp, s, device, topo, cases: list[Serving], peak, reasons, notes, 
     est.step_time_s = _range([c.step_s for c in cases], spread)
     est.precision_used = w.precision
     est.peak_pflops = (peak or 0.0) * topo.devices / 1000.0
-    est.plan = {"tp": lay.tp, "pp": lay.pp, "replicas": lay.replicas, "label": _layout_text(lay)}
+    est.plan = {"tp": lay.tp, "pp": lay.pp, "replicas": lay.replicas, "dp_attention": lay.dp_attention,
+                "label": _layout_text(lay)}
     est.serving = {"running_batch": m.batch, "limit": m.limit, "kv_capacity_sequences": m.kv_capacity_sequences,
                    "queued_per_replica": m.queued, "requests_per_s": m.requests_per_s, "bound": m.bound,
                    "concurrency": max(1, w.concurrency)}
@@ -215,7 +216,8 @@ def _floored(r: Range, headroom: float) -> Range:
 
 
 def _layout_text(lay: Layout) -> str:
-    one = (f"tensor parallel {lay.tp}" if lay.tp > 1 else "one device") + (f", pipeline {lay.pp}" if lay.pp > 1 else "")
+    one = (f"{lay.tp} devices with data-parallel attention and the experts split {lay.tp} ways" if lay.dp_attention
+           else f"tensor parallel {lay.tp}" if lay.tp > 1 else "one device") + (f", pipeline {lay.pp}" if lay.pp > 1 else "")
     return f"{lay.replicas} replica(s), each {one}"
 
 

@@ -276,16 +276,23 @@ def total_gb(parts: dict[str, float]) -> float:
 
 
 # ----------------------------------------------------------------------------- inference
-def serving_weights_gb(w: Workload, s: Shape, tp: int, pp: int) -> float:
-    return weight_bytes(w, s) / (tp * pp) / GB
+def serving_weights_gb(w: Workload, s: Shape, tp: int, pp: int, dp_attention: bool = False) -> float:
+    """Weights on one device: a tp × pp share, or, with data-parallel attention, everything but the routed
+    experts whole on each device and the routed experts split tp ways."""
+    if not dp_attention:
+        return weight_bytes(w, s) / (tp * pp) / GB
+    per_param = weight_bytes(w, s) / max(1.0, s.params)
+    experts = expert_params(s)
+    return ((s.params - experts) + experts / tp) * per_param / pp / GB
 
 
-def kv_gb_per_sequence(w: Workload, s: Shape, context: float, tp: int, pp: int) -> float:
-    """KV cache of one sequence of `context` tokens on one device (KV heads split over tensor
-    parallelism until each device holds one; MLA's latent is replicated)."""
+def kv_gb_per_sequence(w: Workload, s: Shape, context: float, tp: int, pp: int, dp_attention: bool = False) -> float:
+    """KV cache of one sequence of `context` tokens on one device, on average over the sequences a
+    replica runs (KV heads split over tensor parallelism until each device holds one; MLA's latent is
+    replicated; with data-parallel attention each device holds its own sequences' whole cache)."""
     # MLA caches one latent per token that every head reads, so each tensor-parallel rank holds it
     # all (vLLM and SGLang replicate it; SGLang's data-parallel attention exists for that reason)
-    split = 1 if s.attention == "mla" else min(tp, max(1, s.kv_heads))
+    split = tp if dp_attention else 1 if s.attention == "mla" else min(tp, max(1, s.kv_heads))
     return kv_bytes_per_token(w, s, context) * context / (split * pp) / GB
 
 

@@ -140,6 +140,8 @@ def decode_attention_s(w: Workload, s: Shape, e: Engine, lay: Layout, micro: int
     if curve is None:
         return None
     heads, kv_heads = s.heads / lay.tp, max(1.0, s.kv_heads / lay.tp)
+    if lay.dp_attention:  # each device: its own share of the sequences, every head
+        heads, kv_heads, micro = s.heads, max(1, s.kv_heads), math.ceil(micro / lay.tp)
     per_layer = curve.seconds(micro, context, heads, kv_heads, s.head_dim, e.bandwidth_raw * e.bandwidth_case,
                               e.peak16_flops)
     return per_layer * s.layers / lay.pp
@@ -150,6 +152,11 @@ class Layout:
     tp: int
     pp: int
     replicas: int
+    # a mixture of experts served with data-parallel attention (SGLang's and TensorRT-LLM's attention DP, the
+    # layout DeepSeek's own serving uses): each of the tp devices runs attention for its own share of the
+    # sequences with the whole attention, holding only their KV cache, and the routed experts are split
+    # over the tp devices (expert parallel tp); tokens go to their experts and back by two all-to-alls a layer
+    dp_attention: bool = False
 
 
 @dataclass
@@ -187,6 +194,26 @@ def tp_all_reduce(topo: Topology, tp: int, nbytes: float) -> float:
     return per_call * (1 if group.domains == 1 else 4)
 
 
+def expert_all_to_all(topo: Topology, s: Shape, tp: int, tokens: float) -> float:
+    """Seconds of one MoE layer's two all-to-alls under data-parallel attention: each device sends its
+    `tokens` tokens' activations (16-bit) to the devices holding their experts, and gets them back
+    (no measured table: latency hops and the link's rate, four times that across domains)."""
+    nbytes = tokens * s.experts_active * s.d_model * 2
+    one = topo.intra_latency_s * math.ceil(math.log2(tp)) + (tp - 1) / tp * nbytes / (topo.intra_gbs * 1e9)
+    return 2 * one * (1 if place(tp, 1, topo).domains == 1 else 4)
+
+
+def layer_exchanges(topo: Topology, s: Shape, lay: Layout, tokens: float) -> float:
+    """Seconds a step's tensor-parallel exchanges take over all layers for `tokens` tokens of the replica:
+    two all-reduces a layer, or, with data-parallel attention, the MoE layers' all-to-alls of each
+    device's share."""
+    if lay.tp <= 1:
+        return 0.0
+    if lay.dp_attention:
+        return s.moe_layers * expert_all_to_all(topo, s, lay.tp, math.ceil(tokens / lay.tp))
+    return 2 * s.layers * tp_all_reduce(topo, lay.tp, tokens * s.d_model * 2)
+
+
 def chunk_tokens(w: Workload) -> int:
     """Tokens one engine step schedules: the server's documented chunk, else the engine's default."""
     return int(w.server_chunk_tokens or C.PREFILL_CHUNK_TOKENS)
@@ -210,9 +237,12 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     touched = 1.0
     if s.moe:
         touched = 1.0 - (1.0 - s.experts_active / s.experts) ** micro  # share of experts some token routes to
-    params_read = (s.params - experts) + experts * touched
-    weights = params_read * weight_bytes_per_param(w) / split
-    kv = batch * kv_gb_per_sequence(w, s, context, lay.tp, lay.pp) * 1e9
+    if lay.dp_attention:  # the rest whole on every device, the routed experts split tp ways
+        device_params = ((s.params - experts) + experts * touched / lay.tp) / lay.pp
+    else:
+        device_params = ((s.params - experts) + experts * touched) / split
+    weights = device_params * weight_bytes_per_param(w)
+    kv = batch * kv_gb_per_sequence(w, s, context, lay.tp, lay.pp, lay.dp_attention) * 1e9
     # the attention kernel streams the cache on its own, between the products (kernels on one stream
     # run in turn, so its time adds to theirs rather than hiding under their arithmetic)
     attention = decode_attention_s(w, s, e, lay, micro, context)
@@ -222,31 +252,37 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
                         attn_flops / max(2.0 * e.vector, e.gemm) if e.compute_known else 0.0)
     memory = weights / e.bandwidth  # the products' read of the weights, for one micro-batch
     if (is_quantised(w.precision) or w.precision == "int8") and e.compute_known:
-        dequant = params_read / split * C.DEQUANT_OPS_PER_WEIGHT.get(w.precision, 4.0) / e.vector
+        dequant = device_params * C.DEQUANT_OPS_PER_WEIGHT.get(w.precision, 4.0) / e.vector
         memory = max(memory, dequant) + C.DEQUANT_OVERLAP * min(memory, dequant)
     flops = batch / in_flight * 2.0 * matmul_params_per_token(s) / split
     # few rows: the matrix units idle, matrix-vector products run on the vector units (FMA = 2 FLOPs)
-    compute = flops / max(2.0 * e.vector, e.gemm * product_shape(s, e, lay.tp, micro, compute_only=True)) \
-        if e.compute_known else 0.0
+    shape = product_shape(s, e, lay.tp, micro, compute_only=True, dp_attention=lay.dp_attention)
+    compute = flops / max(2.0 * e.vector, e.gemm * shape) if e.compute_known else 0.0
     if w.runtime == "eager":  # every operation launched from the host, which bounds small kernels
         kernels = s.layers * C.KERNELS_PER_LAYER_DECODE_EAGER * max(e.kernel_s, e.launch_s)
     else:  # fused kernels replayed as a CUDA graph: only their GPU-side time counts
         kernels = s.layers * C.KERNELS_PER_LAYER_DECODE * e.kernel_s
-    comm = 0.0
-    if lay.tp > 1:
-        comm = 2 * s.layers * tp_all_reduce(topo, lay.tp, batch * s.d_model * 2)
+    comm = layer_exchanges(topo, s, lay, batch)
     if lay.pp > 1:
         comm += (lay.pp - 1) * topo.intra_latency_s
     step = lay.pp * (max(memory, compute) + attention) + kernels + comm + (e.step_overhead_s if server else 0.0)
     return step, ("compute" if compute > memory + attention else "memory bandwidth"), weights + kv / in_flight
 
 
-def product_shape(s: Shape, e: Engine, tp: int, rows: float, compute_only: bool = False) -> float:
+def product_shape(s: Shape, e: Engine, tp: int, rows: float, compute_only: bool = False,
+                  dp_attention: bool = False) -> float:
     """The curve's shape factor for one layer's products over `rows` tokens: the attention's
     projections and the MLP at every row; in a mixture of experts, the experts' products as one
     grouped GEMM (every routed expert's tiles in one launch, as serving engines' MoE kernels run
     them), each expert's rows (rows × active / experts) padded to whole tiles; weighted by parameters."""
     d = s.d_model
+    if dp_attention and s.moe:  # the device's own rows at full width; its experts take all tokens routed to them
+        own = max(1.0, rows / tp)
+        _dense, moe_p = layer_matmul_params(s)
+        expert_p, experts, fill = expert_products(s, rows, 1, e.curve.tile_m if e.curve is not None else 1)
+        f_attn = e.shape(((own, s.q_dim + 2 * s.kv_dim, d), (own, d, s.q_dim)), compute_only)
+        f_expert = e.shape(tuple((max(1.0, m / tp), n, k) for m, n, k in experts), compute_only) * fill
+        return moe_p / (max(0.0, moe_p - expert_p) / max(f_attn, 1e-9) + expert_p / max(f_expert, 1e-9))
     attn = ((rows, (s.q_dim + 2 * s.kv_dim) / tp, d), (rows, d, s.q_dim / tp))
     if not s.moe:
         return e.shape(attn + ((rows, (2 if s.gated else 1) * s.ffn_dim / tp, d), (rows, d, s.ffn_dim / tp)),
@@ -261,7 +297,7 @@ def product_shape(s: Shape, e: Engine, tp: int, rows: float, compute_only: bool 
 
 def _prefill_rate(w: Workload, s: Shape, e: Engine, lay: Layout, rows: float) -> float:
     """FLOP/s of prompt processing on a replica whose GEMMs see `rows` tokens at a time."""
-    rate = e.gemm * product_shape(s, e, lay.tp, rows) * lay.tp
+    rate = e.gemm * product_shape(s, e, lay.tp, rows, dp_attention=lay.dp_attention) * lay.tp
     if w.precision in C.WEIGHT_ONLY_4BIT and e.tensor:
         rate *= C.WEIGHT_ONLY_PREFILL_SHARE
     return max(rate, 1.0)
@@ -289,10 +325,10 @@ def prefill(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, waiti
     weights = s.params * weight_bytes_per_param(w) / lay.tp / e.bandwidth  # a prompt alone visits every stage in turn
     kernels = s.layers * C.KERNELS_PER_LAYER_DECODE * e.kernel_s * max(1, math.ceil(tokens / chunk_tokens(w)))
     comm = comm_token = 0.0
-    if lay.tp > 1:  # the prompt's activations are all-reduced twice a layer too, alone or in a full chunk
+    if lay.tp > 1:  # the prompt's activations are exchanged every layer too, alone or in a full chunk
         chunk = min(tokens, chunk_tokens(w))
-        comm = 2 * s.layers * math.ceil(tokens / chunk) * tp_all_reduce(topo, lay.tp, chunk * s.d_model * 2)
-        comm_token = 2 * s.layers * tp_all_reduce(topo, lay.tp, full * s.d_model * 2) / full
+        comm = math.ceil(tokens / chunk) * layer_exchanges(topo, s, lay, chunk)
+        comm_token = layer_exchanges(topo, s, lay, full) / full
     # prompts waiting fill the pipeline: its stages work on different chunks at once, each on its layers
     return max(compute, weights) + kernels + comm, (batched / tokens + comm_token) / lay.pp
 
@@ -309,9 +345,9 @@ def held_context(w: Workload) -> float:
 def kv_capacity(w: Workload, s: Shape, device: Device, lay: Layout, context: float, server: bool) -> tuple[int, float, float]:
     """(sequences that fit per replica, weights GB per device, KV GB per sequence per device)."""
     cap = capacity_gb(device)
-    weights = serving_weights_gb(w, s, lay.tp, lay.pp)
+    weights = serving_weights_gb(w, s, lay.tp, lay.pp, lay.dp_attention)
     workspace = prefill_workspace_gb(w, s, lay.tp, min(max(1, w.prompt_tokens), chunk_tokens(w)))
-    per_seq = kv_gb_per_sequence(w, s, context, lay.tp, lay.pp)
+    per_seq = kv_gb_per_sequence(w, s, context, lay.tp, lay.pp, lay.dp_attention)
     free = cap - weights - workspace
     if server:
         share = w.server_memory_share or C.SERVER_MEMORY_SHARE
@@ -372,14 +408,20 @@ def decode_only(w: Workload, s: Shape, device: Device, topo: Topology, lay: Layo
 
 def layouts(w: Workload, s: Shape, topo: Topology) -> list[Layout]:
     """Tensor-parallel sizes inside a node (dividing the heads), pipeline depths across nodes,
-    replicas over the rest; the scenario may pin tp and pp."""
+    replicas over the rest; the scenario may pin tp and pp. A mixture of experts is also tried with
+    data-parallel attention over the tensor-parallel devices (not on llama.cpp, which has no expert
+    parallelism), unless the scenario pins `attention_dp`."""
     tps = [int(w.tp)] if w.tp else [t for t in (1, 2, 4, 8, 16) if t <= topo.domain and s.heads % t == 0]
     pps = [int(w.pp)] if w.pp else [p for p in (1, 2, 4, 8, 16, 32) if p <= s.layers]
+    dpa = s.moe and w.server != "llamacpp" and w.attention_dp is not False
     out = []
     for tp in tps:
         for pp in pps:
             if tp * pp <= topo.devices:
-                out.append(Layout(tp, pp, max(1, topo.devices // (tp * pp))))
+                if not (w.attention_dp and s.moe and tp > 1):  # pinned on: only the data-parallel form
+                    out.append(Layout(tp, pp, max(1, topo.devices // (tp * pp))))
+                if dpa and tp > 1 and s.experts % tp == 0:
+                    out.append(Layout(tp, pp, max(1, topo.devices // (tp * pp)), True))
     return out
 
 

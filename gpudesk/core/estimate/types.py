@@ -221,6 +221,9 @@ class Workload:
     dp: int | None = None
     cp: int | None = None
     ep: int | None = None
+    # serving a mixture of experts with data-parallel attention (serving.Layout.dp_attention): True or False
+    # pins it, None lets the planner try both
+    attention_dp: bool | None = None
     vpp: int | None = None
     recompute: str | None = None  # none | selective | full
     # serving
