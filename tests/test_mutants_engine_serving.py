@@ -1017,7 +1017,7 @@ def test_two_users_are_served_in_a_batch_and_one_waiting_user_is_noted():
 def _moe(**kw) -> Shape:
     """The tiny decoder with 4 routed experts of width 16 (1 active) in every layer: each expert holds
     3 × 8 × 16 = 384 parameters a layer, 4 × 4 × 384 = 6,144 in all, of the 1e9 stated."""
-    return _shape(experts=4, experts_active=1, expert_ffn_dim=16, dense_layers=0, **kw)
+    return _shape(**{"experts": 4, "experts_active": 1, "expert_ffn_dim": 16, "dense_layers": 0, **kw})
 
 
 def test_data_parallel_attention_is_tried_for_a_mixture_of_experts_unless_pinned():
@@ -1068,3 +1068,71 @@ def test_data_parallel_attention_exchanges_tokens_with_their_experts_instead_of_
     assert read == pytest.approx(((1e9 - 6144) + 6144 / 4) * 2 + kv)
     tp_step = SV.decode_step(w, moe, ENGINE, T8, Layout(4, 1, 2), 64, 125, True)[0]
     assert step > tp_step  # the whole attention is read on every device: 4x the bytes of its TP share
+
+
+def test_data_parallel_attention_shapes_the_products_each_device_runs():
+    curve = GemmCurve(efficiency=0.8, bandwidth_share=0.8, fixed_us=1.0, k_half=100.0, tile_m=64, tile_n=128,
+                      units=100)
+    e = replace(ENGINE, gemm=1e15, curve=curve, peak_flops=1.25e15, bandwidth_raw=3e12)
+    big = _moe(d_model=4096, heads=32, kv_heads=8, head_dim=128, experts=8, experts_active=2, expert_ffn_dim=1024)
+    from gpudesk.core.estimate.model import expert_products, layer_matmul_params
+
+    _dense, moe_p = layer_matmul_params(big)
+    for compute_only in (False, True):
+        # 256 rows on TP4: each device's 64 rows through the whole attention (4,096 wide, 1,024-wide K and V);
+        # its experts take a quarter of the replica's routed rows at full width
+        f_attn = e.shape(((64, 4096 + 2048, 4096), (64, 4096, 4096)), compute_only)
+        expert_p, experts, fill = expert_products(big, 256, 1, 64)
+        f_expert = e.shape(tuple((m / 4, n, k) for m, n, k in experts), compute_only) * fill
+        want = moe_p / ((moe_p - expert_p) / f_attn + expert_p / f_expert)
+        got = SV.product_shape(big, e, 4, 256, compute_only=compute_only, dp_attention=True)
+        assert got == pytest.approx(want)
+        assert got != pytest.approx(SV.product_shape(big, e, 4, 256, compute_only=compute_only))
+
+
+def test_the_all_to_all_grows_with_the_experts_a_token_visits_and_across_domains():
+    moe2 = _moe(experts_active=2)
+    one = 2 * 1e-6 + 0.75 * 512 / 100e9  # two hops; 16 tokens × 2 experts × 8 wide × 2 bytes
+    assert SV.expert_all_to_all(T8, moe2, 4, 16) == pytest.approx(2 * one)
+    two_domains = replace(T8, domain=4)  # eight devices over two NVLink domains of four
+    hops = 3 * 1e-6 + 7 / 8 * 512 / 100e9  # three 1 µs hops for eight devices
+    assert SV.expert_all_to_all(two_domains, moe2, 8, 16) == pytest.approx(4 * 2 * hops)
+    assert SV.layer_exchanges(T8, moe2, Layout(1, 1, 8), 64) == 0.0  # one device a replica: nothing to exchange
+
+
+def test_data_parallel_attention_under_a_pipeline_and_on_a_pair_of_devices():
+    moe = _moe()
+    w = replace(W, params=1e9, prompt_tokens=100, output_tokens=50)
+    # each stage holds half the layers: half of everything a device would hold without the pipeline
+    assert serving_weights_gb(w, moe, 4, 2, True) == pytest.approx(serving_weights_gb(w, moe, 4, 1, True) / 2)
+    step, _bound, read = SV.decode_step(w, moe, ENGINE, T8, Layout(2, 2, 2, True), 64, 125, True)
+    # two micro-batches of 32 in flight; a stage reads half the weights (the experts halved again) and a
+    # micro-batch's cache, its 16 sequences on this device
+    assert read == pytest.approx(((1e9 - 6144) + 6144 / 2) / 2 * 2 + 32 * 125 * 64 / 2 / 2)
+    pair = replace(T8, devices=2, per_node=2, domain=2)
+    assert SV.layouts(replace(W, kind="infer"), moe, pair) == [Layout(1, 1, 2), Layout(1, 2, 1), Layout(2, 1, 1),
+                                                              Layout(2, 1, 1, True)]
+
+
+def test_decode_attention_runs_a_devices_own_sequences_with_every_head_under_data_parallel_attention():
+    from gpudesk.core.estimate.kernels import DecodeAttentionCurve
+
+    curves = (DecodeAttentionCurve("bf16", 5.0, 0.5, 0.8, 0.5), DecodeAttentionCurve("fp8", 3.0, 0.25, 0.9, 0.5))
+    e = replace(ENGINE, decode_curves=curves, bandwidth_raw=1e12, bandwidth_case=0.9, peak16_flops=1e15)
+    moe = _moe(heads=8, kv_heads=4)
+    w = replace(W, prompt_tokens=100, output_tokens=50)
+    bf16, fp8 = curves
+    # TP4: every one of the 64 sequences, 2 query heads and 1 KV head a device; 4 layers, no pipeline
+    assert SV.decode_attention_s(w, moe, e, Layout(4, 1, 2), 64, 125) == pytest.approx(
+        4 * bf16.seconds(64, 125, 2, 1, 4, 0.9e12, 1e15))
+    # attention DP: a device's own 16 sequences with all 8 heads and 4 KV heads; a pipeline of 2 halves the layers
+    assert SV.decode_attention_s(w, moe, e, Layout(4, 1, 2, True), 64, 125) == pytest.approx(
+        4 * bf16.seconds(16, 125, 8, 4, 4, 0.9e12, 1e15))
+    assert SV.decode_attention_s(w, moe, e, Layout(4, 2, 1, True), 64, 125) == pytest.approx(
+        2 * bf16.seconds(16, 125, 8, 4, 4, 0.9e12, 1e15))
+    # an FP8 cache (one byte an element) takes the FP8 table; MLA and sliding windows are not what was measured
+    assert SV.decode_attention_s(replace(w, precision="fp8"), moe, e, Layout(4, 1, 2), 64, 125) == pytest.approx(
+        4 * fp8.seconds(64, 125, 2, 1, 4, 0.9e12, 1e15))
+    assert SV.decode_attention_s(w, _moe(attention="mla", kv_lora_rank=4), e, Layout(1, 1, 8), 64, 125) is None
+    assert SV.decode_attention_s(w, _moe(sliding_window=64, sliding_share=0.5), e, Layout(1, 1, 8), 64, 125) is None
+    assert SV.decode_attention_s(w, moe, ENGINE, Layout(1, 1, 8), 64, 125) is None  # no measured table
