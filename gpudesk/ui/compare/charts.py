@@ -207,6 +207,10 @@ class CompareCharts(QWidget):
         while len(self.cost_curves) < len(series):
             self.cost_curves.append(self.cost.plot([], []))
         self.cost_legend.clear()
+        # the lines run under the key: a backing of the chart's own colour keeps its names readable
+        backing = QColor(theme.hex("chart_fill"))
+        backing.setAlpha(225)
+        self.cost_legend.setBrush(pg.mkBrush(backing))
         for i, curve in enumerate(self.cost_curves):
             if i < len(series):
                 s = series[i]

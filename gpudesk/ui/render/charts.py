@@ -49,10 +49,10 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     return ticks
 
 
-def crowded(positions: list[tuple[float, float]], near_x: float = 0.2, near_y: float = 0.15) -> bool:
+def crowded(positions: list[tuple[float, float]], near_x: float = 0.2, near_y: float = 0.25) -> bool:
     """Whether two points lie within `near_x` and `near_y` of the plot's span of each other (the span
-    taken from 0 to the largest value, as the chart draws it): their names, written beside them, would
-    overlap."""
+    taken from 0 to the largest value, as the chart draws it): the name written above one would overlap
+    the other point or its name (a name stands about a sixth of a small chart's height above its point)."""
     span_x = max((x for x, _y in positions), default=0.0) or 1.0
     span_y = max((y for _x, y in positions), default=0.0) or 1.0
     return any(abs(a[0] - b[0]) < near_x * span_x and abs(a[1] - b[1]) < near_y * span_y
