@@ -276,14 +276,21 @@ def total_gb(parts: dict[str, float]) -> float:
 
 
 # ----------------------------------------------------------------------------- inference
+def device_params(s: Shape, tp: int, pp: int, dp_attention: bool = False, touched: float = 1.0) -> float:
+    """Parameters one serving device holds (or reads, with only a `touched` share of the routed experts):
+    a tp × pp share, or, with data-parallel attention, everything but the routed experts whole on each
+    device and the routed experts split tp ways."""
+    experts = expert_params(s)
+    if dp_attention:
+        return ((s.params - experts) + experts * touched / tp) / pp
+    return ((s.params - experts) + experts * touched) / (tp * pp)
+
+
 def serving_weights_gb(w: Workload, s: Shape, tp: int, pp: int, dp_attention: bool = False) -> float:
-    """Weights on one device: a tp × pp share, or, with data-parallel attention, everything but the routed
-    experts whole on each device and the routed experts split tp ways."""
+    """Weights on one device (`device_params`)."""
     if not dp_attention:
         return weight_bytes(w, s) / (tp * pp) / GB
-    per_param = weight_bytes(w, s) / max(1.0, s.params)
-    experts = expert_params(s)
-    return ((s.params - experts) + experts / tp) * per_param / pp / GB
+    return device_params(s, tp, pp, True) * weight_bytes(w, s) / max(1.0, s.params) / GB
 
 
 def kv_gb_per_sequence(w: Workload, s: Shape, context: float, tp: int, pp: int, dp_attention: bool = False) -> float:

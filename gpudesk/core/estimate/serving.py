@@ -27,11 +27,16 @@ from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.comm import place
 from gpudesk.core.estimate.compute import gemm_curve
 from gpudesk.core.estimate.kernels import GemmCurve, measured_all_reduce, shape_factor
-from gpudesk.core.estimate.memory import capacity_gb, kv_gb_per_sequence, prefill_workspace_gb, serving_weights_gb
+from gpudesk.core.estimate.memory import (
+    capacity_gb,
+    device_params,
+    kv_gb_per_sequence,
+    prefill_workspace_gb,
+    serving_weights_gb,
+)
 from gpudesk.core.estimate.model import (
     Shape,
     attention_flops_per_token,
-    expert_params,
     expert_products,
     inference_flops_per_token,
     is_quantised,
@@ -233,15 +238,11 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     split = lay.tp * lay.pp
     in_flight = min(batch, lay.pp)  # micro-batches, each of `micro` sequences
     micro = math.ceil(batch / in_flight)
-    experts = expert_params(s)
     touched = 1.0
     if s.moe:
         touched = 1.0 - (1.0 - s.experts_active / s.experts) ** micro  # share of experts some token routes to
-    if lay.dp_attention:  # the rest whole on every device, the routed experts split tp ways
-        device_params = ((s.params - experts) + experts * touched / lay.tp) / lay.pp
-    else:
-        device_params = ((s.params - experts) + experts * touched) / split
-    weights = device_params * weight_bytes_per_param(w)
+    params_read = device_params(s, lay.tp, lay.pp, lay.dp_attention, touched)
+    weights = params_read * weight_bytes_per_param(w)
     kv = batch * kv_gb_per_sequence(w, s, context, lay.tp, lay.pp, lay.dp_attention) * 1e9
     # the attention kernel streams the cache on its own, between the products (kernels on one stream
     # run in turn, so its time adds to theirs rather than hiding under their arithmetic)
@@ -252,7 +253,7 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
                         attn_flops / max(2.0 * e.vector, e.gemm) if e.compute_known else 0.0)
     memory = weights / e.bandwidth  # the products' read of the weights, for one micro-batch
     if (is_quantised(w.precision) or w.precision == "int8") and e.compute_known:
-        dequant = device_params * C.DEQUANT_OPS_PER_WEIGHT.get(w.precision, 4.0) / e.vector
+        dequant = params_read * C.DEQUANT_OPS_PER_WEIGHT.get(w.precision, 4.0) / e.vector
         memory = max(memory, dequant) + C.DEQUANT_OVERLAP * min(memory, dequant)
     flops = batch / in_flight * 2.0 * matmul_params_per_token(s) / split
     # few rows: the matrix units idle, matrix-vector products run on the vector units (FMA = 2 FLOPs)
@@ -282,7 +283,7 @@ def product_shape(s: Shape, e: Engine, tp: int, rows: float, compute_only: bool 
         expert_p, experts, fill = expert_products(s, rows, 1, e.curve.tile_m if e.curve is not None else 1)
         f_attn = e.shape(((own, s.q_dim + 2 * s.kv_dim, d), (own, d, s.q_dim)), compute_only)
         f_expert = e.shape(tuple((max(1.0, m / tp), n, k) for m, n, k in experts), compute_only) * fill
-        return moe_p / (max(0.0, moe_p - expert_p) / max(f_attn, 1e-9) + expert_p / max(f_expert, 1e-9))
+        return _weighted_shape(moe_p, expert_p, f_attn, f_expert)
     attn = ((rows, (s.q_dim + 2 * s.kv_dim) / tp, d), (rows, d, s.q_dim / tp))
     if not s.moe:
         return e.shape(attn + ((rows, (2 if s.gated else 1) * s.ffn_dim / tp, d), (rows, d, s.ffn_dim / tp)),
@@ -291,8 +292,12 @@ def product_shape(s: Shape, e: Engine, tp: int, rows: float, compute_only: bool 
     expert_p, experts, fill = expert_products(s, rows, tp, e.curve.tile_m if e.curve is not None else 1)
     f_attn = e.shape(attn, compute_only)
     f_expert = e.shape(experts, compute_only) * fill
-    other = max(0.0, moe_p - expert_p)
-    return moe_p / (other / max(f_attn, 1e-9) + expert_p / max(f_expert, 1e-9))
+    return _weighted_shape(moe_p, expert_p, f_attn, f_expert)
+
+
+def _weighted_shape(moe_p: float, expert_p: float, f_attn: float, f_expert: float) -> float:
+    """A MoE layer's shape factor: its experts' and the rest's, weighted by the parameters each multiplies."""
+    return moe_p / (max(0.0, moe_p - expert_p) / max(f_attn, 1e-9) + expert_p / max(f_expert, 1e-9))
 
 
 def _prefill_rate(w: Workload, s: Shape, e: Engine, lay: Layout, rows: float) -> float:
@@ -418,9 +423,10 @@ def layouts(w: Workload, s: Shape, topo: Topology) -> list[Layout]:
     for tp in tps:
         for pp in pps:
             if tp * pp <= topo.devices:
-                if not (w.attention_dp and s.moe and tp > 1):  # pinned on: only the data-parallel form
+                split = dpa and tp > 1 and s.experts % tp == 0
+                if not (w.attention_dp and split):  # pinned on: only the data-parallel form, where it exists
                     out.append(Layout(tp, pp, max(1, topo.devices // (tp * pp))))
-                if dpa and tp > 1 and s.experts % tp == 0:
+                if split:
                     out.append(Layout(tp, pp, max(1, topo.devices // (tp * pp)), True))
     return out
 
