@@ -240,6 +240,68 @@ def context_by_device(data_dir: Path | None = None) -> dict[str, ContextAttentio
     return {device: c[-1] for device, c in _by_device("context", make, data_dir).items()}
 
 
+@functools.lru_cache(maxsize=4)
+def stream_by_device(data_dir: Path | None = None) -> dict[str, tuple[float, str]]:
+    """{device id: (GB/s, basis)}: the median of the streaming rates measured on the device
+    (stream.csv: a read or triad kernel over buffers larger than the caches)."""
+    rows: dict[str, list[dict]] = {}
+    path = kernels_dir(data_dir) / "stream.csv"
+    if not path.is_file():
+        return {}
+    with path.open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            rows.setdefault(row["device"], []).append(row)
+    out = {}
+    for device, found in rows.items():
+        rates = sorted(float(r["gbs"]) for r in found)
+        middle = len(rates) // 2
+        value = rates[middle] if len(rates) % 2 else (rates[middle - 1] + rates[middle]) / 2.0
+        tests = sorted({r["test"] for r in found})
+        out[device] = (value, f"{' and '.join(tests)} kernel ({', '.join(sorted({r['source'] for r in found}))})")
+    return out
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
+
+
+def _link_rates(data_dir: Path) -> dict[str, float]:
+    """{interconnect id: one-way GB/s} from interconnects.csv."""
+    with (data_dir / "interconnects.csv").open(newline="") as handle:
+        return {row["id"]: float(row["unidirectional_gbs"]) for row in csv.DictReader(handle) if row["unidirectional_gbs"]}
+
+
+def pcie_host_rows(data_dir: Path | None = None) -> list[dict]:
+    """pcie_hosts.csv's rows with each one's bus bandwidth (a row naming a table takes the line fitted
+    to that table at its GPU count) and its share of the link's one-way rate."""
+    data_dir = data_dir or bundled_data_dir()
+    fitted = {(r["table"], r["gpus"]): r["bus_gbs"] for r in _fitted(data_dir).get("allreduce", [])}
+    links = _link_rates(data_dir)
+    out = []
+    with (kernels_dir(data_dir) / "pcie_hosts.csv").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            gpus = int(row["gpus"])
+            bus = float(row["bus_gbs"]) if row["bus_gbs"] else fitted[(row["table"], gpus)]
+            out.append({**row, "gpus": gpus, "bus_gbs": bus, "share": bus / links[row["link"]]})
+    return out
+
+
+@functools.lru_cache(maxsize=4)
+def pcie_ring_share(data_dir: Path | None = None) -> tuple[float, str]:
+    """(share, basis): the share of a PCIe link's one-way rate an all-reduce over more than two GPUs
+    of one host reaches, the median over the measured hosts of each host's median. Past a pair the
+    ring crosses the host's PCIe tree (switches, root ports, the link between sockets), so the figure
+    is the host's, not the GPU's."""
+    by_host: dict[str, list[float]] = {}
+    for row in pcie_host_rows(data_dir):
+        by_host.setdefault(row["host"], []).append(row["share"])
+    hosts = sorted(_median(v) for v in by_host.values())
+    return _median(hosts), (f"the median of {len(hosts)} measured PCIe hosts of 4 to 8 GPUs "
+                            f"({hosts[0]:.0%} to {hosts[-1]:.0%} of the link)")
+
+
 if __name__ == "__main__":
     fitted = refit()
     for c in fitted:

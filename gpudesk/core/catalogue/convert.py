@@ -5,7 +5,14 @@ from __future__ import annotations
 from gpudesk.core.catalogue.fields import ACHIEVABLE_FIELDS, PRECISION_FIELDS
 from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.types import CloudOffer, Device, Link
-from gpudesk.core.kernel_tables import all_reduce_by_device, context_by_device, curves_by_device, decode_by_device
+from gpudesk.core.kernel_tables import (
+    all_reduce_by_device,
+    context_by_device,
+    curves_by_device,
+    decode_by_device,
+    pcie_ring_share,
+    stream_by_device,
+)
 
 
 def device_from_row(row: dict, overrides: dict | None = None) -> Device:
@@ -35,6 +42,8 @@ def device_from_row(row: dict, overrides: dict | None = None) -> Device:
         all_reduce_curves=all_reduce_by_device().get(row["id"], ()),
         decode_attention_curves=decode_by_device().get(row["id"], ()),
         context_attention_curve=context_by_device().get(row["id"]),
+        stream_gbs=stream_by_device().get(row["id"], (None, ""))[0],
+        stream_basis=stream_by_device().get(row["id"], (None, ""))[1],
     )
 
 
@@ -43,12 +52,15 @@ def link_from_row(row: dict) -> Link:
     if not one_way and row.get("bidirectional_gbs"):
         one_way = row["bidirectional_gbs"] / 2.0
     family = row.get("family") or "other"
+    ring = pcie_ring_share() if family == "pcie" else (None, "")
     return Link(
         id=row["id"],
         name=row.get("name") or row["id"],
         family=family,
         unidirectional_gbs=float(one_way or 0.0),
         latency_us=C.LINK_LATENCY_US.get(family, 20.0),
+        ring_share=ring[0],
+        ring_basis=ring[1],
     )
 
 

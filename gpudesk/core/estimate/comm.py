@@ -43,7 +43,7 @@ def place(size: int, stride: int, topo: Topology) -> Group:
 def _levels(volume_factor: float, bytes_per_rank: float, g: Group, topo: Topology) -> tuple[float, float]:
     """(inside-domain, across-domain) seconds of a hierarchical reduction of `bytes_per_rank`."""
     d_i, d_o = g.per_domain, g.domains
-    t_in = volume_factor * (d_i - 1) / d_i * bytes_per_rank / (topo.intra_gbs * 1e9) if d_i > 1 else 0.0
+    t_in = volume_factor * (d_i - 1) / d_i * bytes_per_rank / (topo.ring_rate_gbs(d_i) * 1e9) if d_i > 1 else 0.0
     t_out = 0.0
     if d_o > 1:
         per_device = volume_factor * (d_o - 1) / d_o * bytes_per_rank / d_i
@@ -88,7 +88,7 @@ def all_to_all(bytes_per_rank: float, g: Group, topo: Topology) -> float:
         return 0.0
     inside = (g.per_domain - 1) / g.size * bytes_per_rank
     outside = (g.size - g.per_domain) / g.size * bytes_per_rank
-    t_in = inside / (topo.intra_gbs * 1e9)
+    t_in = inside / (topo.ring_rate_gbs(g.per_domain) * 1e9)
     t_out = topo.per_node * outside / (topo.node_gbs * 1e9) if g.domains > 1 else 0.0
     return max(t_in, t_out) + topo.intra_latency_s + (topo.inter_latency_s if g.domains > 1 else 0.0)
 

@@ -16,7 +16,7 @@ from gpudesk.core.estimate.model import (
     expert_products,
     layer_matmul_params,
 )
-from gpudesk.core.estimate.profiles import Profile, matmul_share, profile_of
+from gpudesk.core.estimate.profiles import Profile, bandwidth_share, matmul_share, profile_of
 from gpudesk.core.estimate.types import Device, Workload
 
 
@@ -113,7 +113,8 @@ def rates(device: Device, peak: Peak, case_factor: float, precision: str) -> Rat
         share8, basis = matmul_share(device, profile, "fp8")
         gemm = peak.fp8_tflops * 1e12 * min(C.UTILISATION_MAX, share8 * case_factor)
     attention = peak.rate_tflops * 1e12 * min(C.UTILISATION_MAX, profile.attention * case_factor)
-    bandwidth = (device.mem_bandwidth_gbs or 0.0) * 1e9 * min(0.97, profile.bandwidth * min(case_factor, 1.05))
+    stream, _ = bandwidth_share(device, profile)
+    bandwidth = (device.mem_bandwidth_gbs or 0.0) * 1e9 * min(0.97, stream * min(case_factor, 1.05))
     precision16 = "bf16"
     curve16 = gemm_curve(device, profile, precision16)
     curve = gemm_curve(device, profile, "fp8") if peak.fp8_tflops else curve16
@@ -134,7 +135,7 @@ def gemm_curve(device: Device, profile: Profile, precision: str) -> GemmCurve:
         return own
     share, _ = matmul_share(device, profile, key)
     units = device.tensor_cores // 4 if device.tensor_cores else None
-    return datasheet_curve(share, profile.bandwidth, profile.kernel_us, units, device.device_class, profile.label)
+    return datasheet_curve(share, bandwidth_share(device, profile)[0], profile.kernel_us, units, device.device_class, profile.label)
 
 
 def layer_shapes(s: Shape, tokens: float, tp: int) -> tuple[tuple[float, float, float], ...]:

@@ -10,7 +10,7 @@ from gpudesk.core.estimate.compute import gemm_curve
 from gpudesk.core.estimate.frontier import frontier, operating_point, points
 from gpudesk.core.estimate.memory import capacity_basis, capacity_gb
 from gpudesk.core.estimate.model import describe, shape_of
-from gpudesk.core.estimate.profiles import profile_of
+from gpudesk.core.estimate.profiles import bandwidth_share, profile_of
 from gpudesk.core.estimate.serving import (
     Layout,
     Serving,
@@ -201,6 +201,7 @@ def _estimate(inp, s, device, topo, cases: list[Serving], peak, reasons, notes, 
                      "decode_bound": m.bound, "prefill_tokens_per_s": max(1, w.prompt_tokens) / m.prefill_s if m.prefill_s else None,
                      "decode_step_s": m.step_s, "kv_capacity_sequences": m.kv_capacity_sequences}
     est.assumptions.extend(_assumptions(w, s, device, m))
+    est.assumptions.extend(_ring_text(topo, m.layout.tp))
     est.notes.extend(_notes(w, m))
     return est
 
@@ -223,11 +224,12 @@ def _layout_text(lay: Layout) -> str:
 
 def _assumptions(w, s, device, m: Serving) -> list[str]:
     profile = profile_of(device)
+    stream, stream_basis = bandwidth_share(device, profile)
     users = max(1, w.concurrency)
     out = [
         f"Serving layout: {_layout_text(m.layout)}; the layout with the highest output throughput whose weights fit.",
         f"Decoding reads the weights a step touches ({m.weights_gb:.2f} GB per device) and each running sequence's KV "
-        f"cache once per step at {profile.bandwidth:.0%} of {device.mem_bandwidth_gbs:,.0f} GB/s ({profile.label}), "
+        f"cache once per step at {stream:.0%} of {device.mem_bandwidth_gbs:,.0f} GB/s ({stream_basis}), "
         f"plus {C.KERNELS_PER_LAYER_DECODE:g} kernels per layer at {profile.kernel_us:g} µs each"
         + ("; quantised weights are dequantised on the vector units." if w.precision in C.QUANTISED + ("int8",) else "."),
         capacity_basis(device) + ".",
@@ -261,6 +263,16 @@ def kernel_sources(w, s, device, tp: int = 1) -> list[str]:
         out.append(f"Decode attention timed from measurements on {device.name} (AIConfigurator): a fixed cost per call, a "
                    "cost per sequence, and the KV cache streamed at the measured share of the bandwidth.")
     return out
+
+
+def _ring_text(topo, tp: int) -> list[str]:
+    """The rate a tensor-parallel group of more than two devices exchanges at, where the link's
+    measured hosts set it (PCIe)."""
+    if tp <= 2 or not topo.ring_basis or topo.domain < 3:
+        return []
+    return [f"Tensor-parallel groups of more than two devices over {topo.intra_name} exchange at "
+            f"{topo.ring_gbs:,.1f} GB/s one way per device: {topo.ring_basis}; past a pair the ring crosses the "
+            "host's PCIe tree, so the host sets the rate."]
 
 
 def _limit_text(limit: str) -> str:

@@ -152,6 +152,17 @@ def profile_of(device: Device) -> Profile:
     return PROFILES["generic"]
 
 
+def bandwidth_share(device: Device, profile: Profile) -> tuple[float, str]:
+    """Share of the datasheet memory bandwidth streaming kernels reach, and where the figure comes
+    from: the device's own measured streaming rate (data/kernels/stream.csv) where there is one, else
+    its family's."""
+    peak = device.mem_bandwidth_gbs
+    if device.stream_gbs and peak:
+        return min(0.97, device.stream_gbs / peak), (f"{device.name}'s measured {device.stream_gbs:,.0f} of "
+                                                       f"{peak:,.0f} GB/s, {device.stream_basis}")
+    return profile.bandwidth, profile.label
+
+
 def matmul_share(device: Device, profile: Profile, precision: str) -> tuple[float, str]:
     """Share of the dense peak large GEMMs reach at `precision`, and where the figure comes from."""
     key = "fp8" if precision == "fp8" else "bf16"

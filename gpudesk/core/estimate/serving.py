@@ -44,7 +44,7 @@ from gpudesk.core.estimate.model import (
     matmul_params_per_token,
     weight_bytes_per_param,
 )
-from gpudesk.core.estimate.profiles import matmul_share, profile_of
+from gpudesk.core.estimate.profiles import bandwidth_share, matmul_share, profile_of
 from gpudesk.core.estimate.topology import Topology
 from gpudesk.core.estimate.types import Band, Device, Workload
 
@@ -114,7 +114,7 @@ def engine_rates(device: Device, precision: str, case: int, spread: float) -> En
     vector = (device.peak_tflops.get("fp32") or (peak or 0.0) / 8.0) * 1e12 / 2.0  # FMA counts 2 FLOPs
     return Engine(
         gemm=(peak or 0.0) * 1e12 * share * gemm_case,
-        bandwidth=(device.mem_bandwidth_gbs or 0.0) * 1e9 * min(0.97, profile.bandwidth * bw_case),
+        bandwidth=(device.mem_bandwidth_gbs or 0.0) * 1e9 * min(0.97, bandwidth_share(device, profile)[0] * bw_case),
         vector=max(vector, 1.0),
         kernel_s=profile.kernel_us * 1e-6 * KERNEL_CASE.pick(case),
         launch_s=profile.launch_us * 1e-6 * KERNEL_CASE.pick(case),
@@ -195,7 +195,7 @@ def tp_all_reduce(topo: Topology, tp: int, nbytes: float) -> float:
         if measured is not None:
             return measured
     per_call = topo.intra_latency_s * 2 * math.ceil(math.log2(tp)) + \
-        2 * (tp - 1) / tp * nbytes / (topo.intra_gbs * 1e9)
+        2 * (tp - 1) / tp * nbytes / (topo.ring_rate_gbs(min(tp, topo.domain)) * 1e9)
     return per_call * (1 if group.domains == 1 else 4)
 
 
@@ -204,7 +204,7 @@ def expert_all_to_all(topo: Topology, s: Shape, tp: int, tokens: float) -> float
     `tokens` tokens' activations (16-bit) to the devices holding their experts, and gets them back
     (no measured table: latency hops and the link's rate, four times that across domains)."""
     nbytes = tokens * s.experts_active * s.d_model * 2
-    one = topo.intra_latency_s * math.ceil(math.log2(tp)) + (tp - 1) / tp * nbytes / (topo.intra_gbs * 1e9)
+    one = topo.intra_latency_s * math.ceil(math.log2(tp)) + (tp - 1) / tp * nbytes / (topo.ring_rate_gbs(min(tp, topo.domain)) * 1e9)
     return 2 * one * (1 if place(tp, 1, topo).domains == 1 else 4)
 
 

@@ -5,7 +5,7 @@ node has a NIC per device)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.types import Device, Link, NodeGroup
@@ -31,6 +31,14 @@ class Topology:
     inter_assumed: bool
     # all-reduces measured inside the fast domain on this hardware (kernels.AllReduceCurve); () = none
     all_reduce_curves: tuple = ()
+    # per device, one way: what a ring over more than two devices of the domain reaches (below
+    # intra_gbs where measured hosts put the limit in the host, as on PCIe); 0 = intra_gbs
+    ring_gbs: float = 0.0
+    ring_basis: str = ""
+
+    def ring_rate_gbs(self, size: int) -> float:
+        """One-way GB/s of a collective over `size` devices of one domain."""
+        return self.ring_gbs if size > 2 and self.ring_gbs else self.intra_gbs
 
     @property
     def domains(self) -> int:
@@ -98,7 +106,18 @@ def topology_of(groups: tuple[NodeGroup, ...]) -> Topology:
         intra_assumed=not named_intra and per_node > 1,
         inter_assumed=not named_inter and nodes > 1,
         all_reduce_curves=_domain_curves(groups),
+        ring_gbs=min((_ring_rate(g) for g in groups), default=0.0),
+        ring_basis=next((g.intra.ring_basis for g in groups if g.intra is not None and g.intra.ring_share), ""),
     )
+
+
+def _ring_rate(g: NodeGroup) -> float:
+    """A ring of more than two of this group's devices, one way: the link's measured host share where
+    it has one, else its usual achievable rate."""
+    if g.intra is not None and g.intra.ring_share and g.intra.unidirectional_gbs:
+        device_link = (g.device.intra_link_gbs or 0) / 2 or g.intra.unidirectional_gbs
+        return min(g.intra.unidirectional_gbs, device_link) * g.intra.ring_share
+    return _intra_rate(g)
 
 
 def _domain_curves(groups: tuple[NodeGroup, ...]) -> tuple:
@@ -109,7 +128,11 @@ def _domain_curves(groups: tuple[NodeGroup, ...]) -> tuple:
         return ()
     g = groups[0]
     family = link_family(g.intra)
-    return tuple(c for c in g.device.all_reduce_curves if c.fabric == family)
+    curves = tuple(c for c in g.device.all_reduce_curves if c.fabric == family)
+    if g.intra is None or not g.intra.ring_share:
+        return curves
+    ring = _ring_rate(g)  # past a pair, the host's measured share sets the rate, not one host's table
+    return tuple(replace(c, bus_gbs=ring) if c.gpus > 2 else c for c in curves)
 
 
 def slowest_device(groups: tuple[NodeGroup, ...]) -> Device:

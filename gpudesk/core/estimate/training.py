@@ -75,7 +75,8 @@ def context(setup: Setup, case: int) -> Context:
 def _search_key(setup: Setup) -> tuple:
     d = setup.device
     return (setup.w, d.id, d.memory_gb, d.mem_bandwidth_gbs, d.memory_shared, tuple(sorted(d.peak_tflops.items())),
-            tuple(sorted(d.achievable_tflops.items())), d.architecture, d.device_class, setup.topo, setup.global_batch)
+            tuple(sorted(d.achievable_tflops.items())), d.stream_gbs, d.architecture, d.device_class, setup.topo,
+            setup.global_batch)
 
 
 def plan_search(setup: Setup) -> SearchResult:

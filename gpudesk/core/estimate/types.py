@@ -106,6 +106,9 @@ class Device:
     decode_attention_curves: tuple = ()
     # fused causal attention over whole sequences measured on this device (kernels.ContextAttentionCurve)
     context_attention_curve: object | None = None
+    # streaming bandwidth measured on this device (GB/s, a read or triad kernel past the caches) and its source
+    stream_gbs: float | None = None
+    stream_basis: str = ""
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,10 @@ class Link:
     family: str  # nvlink | pcie | infiniband | ethernet | ...
     unidirectional_gbs: float
     latency_us: float = 5.0
+    # the share of the one-way rate an all-reduce over more than two devices reaches, where measured
+    # hosts say it is the host's and not the link's (PCIe: kernel_tables.pcie_ring_share); None: the link's
+    ring_share: float | None = None
+    ring_basis: str = ""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,150 @@
+"""Two measured host facts the engine takes from data/kernels/ rather than from a family's guess:
+- the streaming bandwidth a device reaches (stream.csv: a read or triad kernel past the caches),
+  which replaces its family's share of the datasheet bandwidth wherever memory is streamed;
+- the rate an all-reduce over more than two GPUs of one PCIe host reaches (pcie_hosts.csv), the
+  median of the measured hosts, which replaces one host's table past a pair."""
+
+from __future__ import annotations
+
+import csv
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gpudesk.core.catalogue.convert import link_from_row
+from gpudesk.core.estimate import Device, NodeGroup
+from gpudesk.core.estimate.comm import all_reduce, place
+from gpudesk.core.estimate.kernels import AllReduceCurve
+from gpudesk.core.estimate.profiles import bandwidth_share, profile_of
+from gpudesk.core.estimate.serving import engine_rates, tp_all_reduce
+from gpudesk.core.estimate.topology import topology_of
+from gpudesk.core.estimate.types import Link
+from gpudesk.core.kernel_tables import kernels_dir, pcie_host_rows, pcie_ring_share, stream_by_device
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+GB = 1e9
+
+
+def _sources() -> set[str]:
+    ids = set()
+    for path in (DATA / "sources").glob("*.toml"):
+        with path.open("rb") as handle:
+            ids.update(s["id"] for s in tomllib.load(handle).get("source", []))
+    return ids
+
+
+def _accelerators() -> dict[str, dict]:
+    out = {}
+    for path in (DATA / "accelerators").glob("*.toml"):
+        with path.open("rb") as handle:
+            out.update({a["id"]: a for a in tomllib.load(handle).get("accelerator", [])})
+    return out
+
+
+def _rows(name: str) -> list[dict]:
+    with (kernels_dir(DATA) / name).open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_every_stream_row_names_a_catalogue_device_a_source_and_a_rate_below_its_datasheet():
+    devices, sources = _accelerators(), _sources()
+    rows = _rows("stream.csv")
+    assert len(rows) >= 6
+    for row in rows:
+        assert row["device"] in devices, row
+        assert row["source"] in sources, row
+        assert row["test"] in ("read", "triad"), row
+        assert 0.5 * devices[row["device"]]["mem_bandwidth_gbs"] < float(row["gbs"]) < devices[row["device"]]["mem_bandwidth_gbs"]
+
+
+def test_a_device_measured_twice_takes_the_middle_of_its_rates():
+    by_device = stream_by_device(DATA)
+    assert by_device["jetson-agx-orin-64gb"][0] == pytest.approx((154.4 + 152.8) / 2)
+    assert by_device["jetson-agx-thor"][0] == pytest.approx(259.7)
+    assert "ed-apxinf-thor-roofline" in by_device["jetson-agx-thor"][1]
+    assert "rtx-4090" not in by_device
+
+
+def test_a_measured_stream_replaces_the_family_share_and_names_itself():
+    thor = Device("thor", "Jetson AGX Thor", vendor="NVIDIA", device_class="edge", architecture="Blackwell",
+                  mem_bandwidth_gbs=273.0, peak_tflops={"bf16": 100.0})
+    profile = profile_of(thor)
+    assert bandwidth_share(thor, profile) == (profile.bandwidth, profile.label)
+    measured = replace(thor, stream_gbs=259.7, stream_basis="read kernel (ed-apxinf-thor-roofline)")
+    share, basis = bandwidth_share(measured, profile)
+    assert share == pytest.approx(259.7 / 273.0)
+    assert "259.7" not in basis and "260 of 273 GB/s" in basis and "ed-apxinf-thor-roofline" in basis
+    # the cap a streaming kernel never passes holds for a measured figure too
+    assert bandwidth_share(replace(thor, stream_gbs=273.0), profile)[0] == 0.97
+    # decoding streams at it: the likely case reads at exactly the measured rate
+    assert engine_rates(measured, "bf16", 1, 1.0).bandwidth == pytest.approx(259.7e9)
+    assert engine_rates(thor, "bf16", 1, 1.0).bandwidth == pytest.approx(273e9 * profile.bandwidth)
+
+
+def test_every_pcie_host_row_is_sourced_and_a_table_row_takes_the_fitted_line():
+    sources = _sources()
+    rows = pcie_host_rows(DATA)
+    assert len({r["host"] for r in rows}) >= 5
+    with (kernels_dir(DATA) / "curves.toml").open("rb") as handle:
+        fitted = {(c["table"], c["gpus"]): c["bus_gbs"] for c in tomllib.load(handle)["allreduce"]}
+    for row in rows:
+        assert row["source"] in sources and row["link"] in ("pcie4", "pcie5") and row["gpus"] > 2, row
+        if row["table"]:
+            assert row["bus_gbs"] == fitted[(row["table"], row["gpus"])]
+        link = 32.0 if row["link"] == "pcie4" else 64.0
+        assert row["share"] == pytest.approx(row["bus_gbs"] / link)
+
+
+def test_the_ring_share_is_the_median_of_each_hosts_median():
+    by_host: dict[str, list[float]] = {}
+    for row in pcie_host_rows(DATA):
+        by_host.setdefault(row["host"], []).append(row["share"])
+
+    def median(v):
+        v = sorted(v)
+        return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+    share, basis = pcie_ring_share(DATA)
+    assert share == pytest.approx(median([median(v) for v in by_host.values()]))
+    assert 0.3 < share < 0.7  # between the slowest host (1.4 GB/s on PCIe 4) and the best-tuned switches
+    assert f"{len(by_host)} measured PCIe hosts" in basis
+    # only PCIe links carry it
+    assert link_from_row({"id": "pcie4", "family": "pcie", "unidirectional_gbs": 32}).ring_share == share
+    assert link_from_row({"id": "nvlink4", "family": "nvlink", "unidirectional_gbs": 450}).ring_share is None
+
+
+PCIE4 = Link("pcie4", "PCI Express 4.0 x16", "pcie", 32.0, 10.0, ring_share=0.5, ring_basis="measured hosts")
+CURVES = (AllReduceCurve(2, 7.0, 18.0, "nccl", "pcie"), AllReduceCurve(8, 23.0, 1.45, "nccl", "pcie"),
+          AllReduceCurve(8, 10.0, 300.0, "nccl", "nvlink"))
+CARD = Device("card", "Card", vendor="NVIDIA", mem_bandwidth_gbs=864.0, peak_tflops={"bf16": 362.0},
+              intra_link_gbs=64.0, all_reduce_curves=CURVES)
+
+
+def test_past_a_pair_a_pcie_host_measured_elsewhere_gives_way_to_the_hosts_median():
+    topo = topology_of((NodeGroup(CARD, per_node=8, intra=PCIE4),))
+    assert topo.ring_gbs == pytest.approx(32.0 * 0.5) and topo.ring_basis == "measured hosts"
+    by_size = {c.gpus: c for c in topo.all_reduce_curves}
+    assert set(by_size) == {2, 8}  # the NVLink table says nothing of PCIe
+    assert by_size[2].bus_gbs == 18.0  # a pair keeps the device's own table
+    assert by_size[8].bus_gbs == pytest.approx(16.0) and by_size[8].latency_us == 23.0
+    nbytes = 12.7e6
+    assert tp_all_reduce(topo, 8, nbytes) == pytest.approx(23e-6 + 2 * 7 / 8 * nbytes / (16.0 * GB))
+    # a link without a measured host share keeps the table as it is
+    plain = topology_of((NodeGroup(CARD, per_node=8, intra=replace(PCIE4, ring_share=None)),))
+    assert {c.gpus: c.bus_gbs for c in plain.all_reduce_curves}[8] == 1.45 and plain.ring_gbs == plain.intra_gbs
+
+
+def test_without_tables_groups_past_a_pair_run_at_the_ring_rate_and_pairs_at_the_link():
+    bare = replace(CARD, all_reduce_curves=())
+    topo = topology_of((NodeGroup(bare, per_node=8, intra=PCIE4),))
+    assert topo.ring_rate_gbs(2) == topo.intra_gbs and topo.ring_rate_gbs(4) == pytest.approx(16.0)
+    nbytes = 1e8
+    pair = tp_all_reduce(topo, 2, nbytes)
+    assert pair == pytest.approx(topo.intra_latency_s * 2 + nbytes / (topo.intra_gbs * GB))
+    four = tp_all_reduce(topo, 4, nbytes)
+    assert four == pytest.approx(topo.intra_latency_s * 4 + 2 * 3 / 4 * nbytes / (16.0 * GB))
+    # training's collectives inside the domain take the same rate
+    assert all_reduce(nbytes, place(4, 1, topo), topo) == pytest.approx(2 * 3 / 4 * nbytes / (16.0 * GB)
+                                                                      + 2 * 3 * topo.intra_latency_s)
