@@ -60,7 +60,7 @@ def test_every_stream_row_names_a_catalogue_device_a_source_and_a_rate_below_its
 
 
 def test_a_device_measured_twice_takes_the_middle_of_its_rates():
-    by_device = stream_by_device(DATA)
+    by_device = stream_by_device.__wrapped__(DATA)
     assert by_device["jetson-agx-orin-64gb"][0] == pytest.approx((154.4 + 152.8) / 2)
     assert by_device["jetson-agx-thor"][0] == pytest.approx(259.7)
     assert "ed-apxinf-thor-roofline" in by_device["jetson-agx-thor"][1]
@@ -106,7 +106,7 @@ def test_the_ring_share_is_the_median_of_each_hosts_median():
         v = sorted(v)
         return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
 
-    share, basis = pcie_ring_share(DATA)
+    share, basis = pcie_ring_share.__wrapped__(DATA)  # not the cached figure: the rule itself
     assert share == pytest.approx(median([median(v) for v in by_host.values()]))
     assert 0.3 < share < 0.7  # between the slowest host (1.4 GB/s on PCIe 4) and the best-tuned switches
     assert f"{len(by_host)} measured PCIe hosts" in basis
@@ -148,3 +148,62 @@ def test_without_tables_groups_past_a_pair_run_at_the_ring_rate_and_pairs_at_the
     # training's collectives inside the domain take the same rate
     assert all_reduce(nbytes, place(4, 1, topo), topo) == pytest.approx(2 * 3 / 4 * nbytes / (16.0 * GB)
                                                                       + 2 * 3 * topo.intra_latency_s)
+
+
+def _host_folder(tmp_path: Path, rows: list[str]) -> Path:
+    """A data folder with the bundled kernel curves and links and these pcie_hosts.csv rows."""
+    (tmp_path / "kernels").mkdir(parents=True)
+    (tmp_path / "kernels" / "curves.toml").write_text((DATA / "kernels" / "curves.toml").read_text())
+    (tmp_path / "interconnects.csv").write_text((DATA / "interconnects.csv").read_text())
+    header = "host,gpu,gpus,link,bus_gbs,table,source,date,notes\n"
+    (tmp_path / "kernels" / "pcie_hosts.csv").write_text(header + "".join(r + "\n" for r in rows))
+    return tmp_path
+
+
+def test_the_share_is_each_hosts_median_then_the_median_of_hosts(tmp_path):
+    folder = _host_folder(tmp_path, [
+        "a,x,4,pcie4,8,,s,2026,",  # host a: 0.25 and 0.75 of 32 GB/s, its median 0.5
+        "a,x,8,pcie4,24,,s,2026,",
+        "b,x,8,pcie5,16,,s,2026,",  # host b: 0.25 of 64 GB/s
+        "c,x,8,pcie5,32,,s,2026,",  # host c: 0.5
+        "d,x,4,pcie4,28.8,,s,2026,",  # host d: 0.9
+    ])
+    rows = pcie_host_rows(folder)
+    assert [r["share"] for r in rows] == pytest.approx([0.25, 0.75, 0.25, 0.5, 0.9])
+    share, basis = pcie_ring_share.__wrapped__(folder)
+    assert share == pytest.approx(0.5)  # hosts 0.25, 0.5, 0.5, 0.9: the middle two
+    assert "4 measured PCIe hosts" in basis and "25% to 90%" in basis
+    odd = _host_folder(tmp_path / "odd", ["a,x,8,pcie4,8,,s,2026,", "b,x,8,pcie4,16,,s,2026,", "c,x,8,pcie4,30,,s,2026,"])
+    assert pcie_ring_share.__wrapped__(odd)[0] == pytest.approx(0.5)  # three hosts: the middle one
+
+
+def test_a_host_row_naming_a_table_takes_the_line_fitted_to_it(tmp_path):
+    folder = _host_folder(tmp_path, ["l40s-host,l40s,8,pcie4,,l40s-nccl2.27.3-allreduce,s,2026,"])
+    with (DATA / "kernels" / "curves.toml").open("rb") as handle:
+        fitted = [c for c in tomllib.load(handle)["allreduce"] if c["table"] == "l40s-nccl2.27.3-allreduce" and c["gpus"] == 8]
+    assert pcie_host_rows(folder)[0]["bus_gbs"] == fitted[0]["bus_gbs"]
+    # the folder's own fitted lines, not the bundled ones
+    own = _host_folder(tmp_path / "own", ["h,x,8,pcie5,,my-table,s,2026,"])
+    (own / "kernels" / "curves.toml").write_text('[[allreduce]]\ntable = "my-table"\ndevice = "x"\nkind = "nccl"\n'
+                                                  'fabric = "pcie"\ngpus = 8\nlatency_us = 20.0\nbus_gbs = 16.0\n')
+    assert pcie_host_rows(own)[0]["share"] == pytest.approx(0.25)
+    # no fitted lines at all: rows with their own figure still work
+    bare = _host_folder(tmp_path / "bare", ["h,x,8,pcie5,32,,s,2026,"])
+    (bare / "kernels" / "curves.toml").write_text("")
+    assert pcie_host_rows(bare)[0]["share"] == pytest.approx(0.5)
+
+
+def test_the_ring_rate_is_the_slower_of_the_link_and_the_cards_own_link():
+    gen4_card = replace(CARD, intra_link_gbs=64.0, all_reduce_curves=())  # 32 GB/s each way
+    pcie5 = replace(PCIE4, id="pcie5", unidirectional_gbs=64.0)
+    assert topology_of((NodeGroup(gen4_card, per_node=8, intra=pcie5),)).ring_gbs == pytest.approx(32.0 * 0.5)
+    unknown = replace(CARD, intra_link_gbs=None, all_reduce_curves=())  # the card says nothing: the link's rate
+    assert topology_of((NodeGroup(unknown, per_node=8, intra=pcie5),)).ring_gbs == pytest.approx(64.0 * 0.5)
+    topo = topology_of((NodeGroup(gen4_card, per_node=8, intra=pcie5),))
+    assert topo.ring_rate_gbs(3) == topo.ring_gbs != topo.intra_gbs  # a ring of three already crosses the host
+
+
+def test_a_measured_ring_of_three_gives_way_too():
+    three = replace(CARD, all_reduce_curves=(AllReduceCurve(3, 9.0, 1.0, "nccl", "pcie"),))
+    curves = topology_of((NodeGroup(three, per_node=8, intra=PCIE4),)).all_reduce_curves
+    assert [c.bus_gbs for c in curves] == [pytest.approx(16.0)]
