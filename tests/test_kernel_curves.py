@@ -240,6 +240,47 @@ def test_every_decode_attention_curve_is_rebuilt_from_its_table():
     _assert_refitted("decode", refit_decode_attention(), ("table", "kv_dtype"),
                      ("fixed_us", "per_sequence_us", "bandwidth_share", "flops_share"), 0.25)
     assert {c.kv_dtype for c in decode_by_device()["h100-sxm5-80gb"]} == {"bf16", "fp8"}
+    assert {(c.server, c.kv_dtype) for c in decode_by_device()["h100-sxm5-80gb"]} == {
+        ("vllm", "bf16"), ("vllm", "fp8"), ("trtllm", "bf16"), ("trtllm", "fp8")}
+    assert {c.server for c in decode_by_device()["rtx-pro-6000-blackwell"]} == {"vllm"}
+
+
+def test_each_server_decodes_with_its_own_measured_attention_kernels():
+    from gpudesk.core.estimate.kernels import DecodeAttentionCurve
+    from gpudesk.core.estimate.serving import attention_curves
+
+    vllm = DecodeAttentionCurve("fp8", 14.0, 0.06, 0.73, 1.0, server="vllm")
+    trt = DecodeAttentionCurve("fp8", 7.5, 0.003, 0.76, 1.0, server="trtllm")
+    bf16 = DecodeAttentionCurve("bf16", 11.0, 0.03, 0.86, 1.0, server="vllm")
+    both = (vllm, trt, bf16)
+    assert attention_curves(both, "fp8", "trtllm") == (trt,)
+    assert attention_curves(both, "fp8", "vllm") == (vllm,)
+    assert attention_curves(both, "fp8", "sglang") == (vllm,)  # SGLang's kernels are closest to vLLM's
+    assert set(attention_curves(both, "fp8", "tuned")) == {vllm, trt}  # the planner takes the faster
+    assert set(attention_curves(both, "fp8", "")) == {vllm, trt}
+    assert attention_curves((vllm, bf16), "fp8", "trtllm") == (vllm,)  # no TensorRT-LLM table: vLLM's
+    assert attention_curves(both, "bf16", "trtllm") == (bf16,)
+    assert attention_curves((trt,), "fp8", "llamacpp") == ()  # nothing timed for llama.cpp's kernels
+
+
+def test_the_tuned_server_decodes_at_the_faster_measured_kernel():
+    from gpudesk.core.estimate import serving as SV
+    from gpudesk.core.estimate.kernels import DecodeAttentionCurve
+    from gpudesk.core.estimate.model import shape_of
+    from gpudesk.core.estimate.types import Workload
+
+    slow = DecodeAttentionCurve("fp8", 14.0, 0.06, 0.56, 1.0, server="vllm")
+    fast = DecodeAttentionCurve("fp8", 7.5, 0.003, 0.67, 1.0, server="trtllm")
+    s = shape_of(Workload(kind="infer", model="llama-3.1-70b", params=70.6e9, layers=80, d_model=8192, heads=64,
+                          kv_heads=8, ffn_dim=28672, precision="fp8"))
+    e = SV.Engine(gemm=1e15, bandwidth=3e12, vector=3e13, kernel_s=3e-6, launch_s=5e-6, step_overhead_s=4e-4,
+                  bandwidth_raw=4.8e12, decode_curves=(slow, fast), peak16_flops=989e12)
+    lay = SV.Layout(tp=1, pp=1, replicas=1)
+    w = Workload(kind="infer", model="llama-3.1-70b", precision="fp8", server="tuned")
+    one = {c.server: c.seconds(64, 2048, 64, 8, 128, 4.8e12, 989e12) * 80 for c in (slow, fast)}
+    assert SV.decode_attention_s(w, s, e, lay, 64, 2048) == pytest.approx(min(one.values()))
+    assert SV.decode_attention_s(replace(w, server="vllm"), s, e, lay, 64, 2048) == pytest.approx(one["vllm"])
+    assert SV.decode_attention_s(replace(w, server="trtllm"), s, e, lay, 64, 2048) == pytest.approx(one["trtllm"])
 
 
 def test_an_estimate_says_where_its_kernel_times_come_from(catalogue):
@@ -254,7 +295,8 @@ def test_an_estimate_says_where_its_kernel_times_come_from(catalogue):
     h100 = said("h100-sxm5-80gb")
     assert "fitted to 1197 measured products (h100_sxm-vllm0.24.0-fp8" in h100
     assert "all-reduces timed by message size" in h100 and "(2, 4, 8 GPUs, AIConfigurator)" in h100
-    assert "Decode attention timed from measurements on H100" in h100
+    # the tuned server takes the faster of TensorRT-LLM's and vLLM's measured decode attention
+    assert "Decode attention timed from TensorRT-LLM's and vLLM's kernels measured on H100" in h100
     mi300x = said("mi300x")
     assert "no measured table: AMD Instinct CDNA 3's large-product share, 304 units" in mi300x
     assert "all-reduces timed" not in mi300x and "Decode attention timed" not in mi300x

@@ -118,7 +118,7 @@ def refit_decode_attention(data_dir: Path | None = None) -> list[dict]:
         peak16 = float(device.get("bf16_tflops") or device["fp16_tflops"]) * 1e12
         curve, rms = fit_decode_attention(rows, dtype, bandwidth, peak16)
         out.append({"table": table_id, "device": tables[table_id]["device"], "kv_dtype": dtype,
-                    "fixed_us": curve.fixed_us, "per_sequence_us": curve.per_sequence_us,
+                    "server": tables[table_id].get("server", "vllm"), "fixed_us": curve.fixed_us, "per_sequence_us": curve.per_sequence_us,
                     "bandwidth_share": curve.bandwidth_share, "flops_share": curve.flops_share,
                     "rms_log_error": rms, "rows": len(rows)})
     return out
@@ -227,7 +227,8 @@ def decode_by_device(data_dir: Path | None = None) -> dict[str, tuple[DecodeAtte
     def make(row):
         return DecodeAttentionCurve(row["kv_dtype"], row["fixed_us"], row["per_sequence_us"], row["bandwidth_share"],
                                     row["flops_share"],
-                                    basis=f"fitted to {row['rows']} measured decode-attention calls ({row['table']})")
+                                    basis=f"fitted to {row['rows']} measured decode-attention calls ({row['table']})",
+                                    server=row.get("server", "vllm"))
     return {device: tuple(c) for device, c in _by_device("decode", make, data_dir).items()}
 
 

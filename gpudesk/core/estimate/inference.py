@@ -14,6 +14,7 @@ from gpudesk.core.estimate.profiles import bandwidth_share, profile_of
 from gpudesk.core.estimate.serving import (
     Layout,
     Serving,
+    attention_curves,
     chunk_tokens,
     engine_rates,
     inference_peak,
@@ -250,6 +251,9 @@ def _assumptions(w, s, device, m: Serving) -> list[str]:
     return out
 
 
+SERVER_KERNELS = {"vllm": "vLLM's", "trtllm": "TensorRT-LLM's"}
+
+
 def kernel_sources(w, s, device, tp: int = 1) -> list[str]:
     """Where the kernel times by shape come from: the device's measured tables, or its datasheet
     (all-reduces only where the layout splits the model over devices)."""
@@ -259,9 +263,14 @@ def kernel_sources(w, s, device, tp: int = 1) -> list[str]:
     if kinds and tp > 1:
         out.append("Tensor-parallel all-reduces timed by message size from NCCL and vLLM's custom all-reduce measured "
                    f"on {device.name} ({', '.join(str(g) for g in sorted({g for _k, g in kinds}))} GPUs, AIConfigurator).")
-    if device.decode_attention_curves and s.attention != "mla" and not s.sliding_window:
-        out.append(f"Decode attention timed from measurements on {device.name} (AIConfigurator): a fixed cost per call, a "
-                   "cost per sequence, and the KV cache streamed at the measured share of the bandwidth.")
+    element = w.kv_bytes_per_element or C.KV_BYTES.get(w.precision, 2.0)
+    timed = attention_curves(device.decode_attention_curves, "fp8" if element <= 1.0 else "bf16", w.server)
+    if timed and s.attention != "mla" and not s.sliding_window:
+        kernels = " and ".join(sorted({SERVER_KERNELS.get(c.server, c.server) for c in timed}))
+        faster = ", the faster of them" if len({c.server for c in timed}) > 1 else ""
+        out.append(f"Decode attention timed from {kernels} kernels measured on {device.name} (AIConfigurator){faster}: "
+                   "a fixed cost per call, a cost per sequence, and the KV cache streamed at the measured share of the "
+                   "bandwidth.")
     return out
 
 

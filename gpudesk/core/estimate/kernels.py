@@ -178,6 +178,7 @@ class DecodeAttentionCurve:
     bandwidth_share: float
     flops_share: float
     basis: str = ""
+    server: str = "vllm"  # whose attention kernels were timed (vllm | trtllm): the serving engine's own
 
     def seconds(self, batch: float, context: float, heads: float, kv_heads: float, head_dim: float,
                 bandwidth_bytes_s: float, peak16_flops: float) -> float:

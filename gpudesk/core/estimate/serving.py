@@ -141,15 +141,34 @@ def decode_attention_s(w: Workload, s: Shape, e: Engine, lay: Layout, micro: int
         return None
     element = w.kv_bytes_per_element or C.KV_BYTES.get(w.precision, 2.0)
     dtype = "fp8" if element <= 1.0 else "bf16"
-    curve = next((c for c in e.decode_curves if c.kv_dtype == dtype), None)
-    if curve is None:
+    curves = attention_curves(e.decode_curves, dtype, w.server)
+    if not curves:
         return None
     heads, kv_heads = s.heads / lay.tp, max(1.0, s.kv_heads / lay.tp)
     if lay.dp_attention:  # each device: its own share of the sequences, every head
         heads, kv_heads, micro = s.heads, max(1, s.kv_heads), math.ceil(micro / lay.tp)
-    per_layer = curve.seconds(micro, context, heads, kv_heads, s.head_dim, e.bandwidth_raw * e.bandwidth_case,
-                              e.peak16_flops)
+    per_layer = min(c.seconds(micro, context, heads, kv_heads, s.head_dim, e.bandwidth_raw * e.bandwidth_case,
+                              e.peak16_flops) for c in curves)
     return per_layer * s.layers / lay.pp
+
+
+# whose measured attention kernels time each server's decoding: its own where timed, else vLLM's (the
+# kernels SGLang and llama.cpp's CUDA backend share the most with); "tuned" takes the faster of those timed
+ATTENTION_KERNELS = {"trtllm": ("trtllm", "vllm"), "tuned": ("trtllm", "vllm")}
+
+
+def attention_curves(curves, dtype: str, server: str) -> tuple:
+    """The decode-attention curves for a cache of `dtype` under `server`: the server's own table, else the
+    first of its fallbacks a table exists for; for the tuned server every engine's (the fastest is taken)."""
+    of_dtype = [c for c in curves if c.kv_dtype == dtype]
+    order = ATTENTION_KERNELS.get(server or "tuned", ("vllm",))
+    if server in ("", "tuned", None):
+        return tuple(c for c in of_dtype if c.server in order)
+    for name in order:
+        found = tuple(c for c in of_dtype if c.server == name)
+        if found:
+            return found
+    return ()
 
 
 @dataclass(frozen=True)
