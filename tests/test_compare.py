@@ -265,3 +265,11 @@ def test_chart_axes_reach_past_the_largest_value():
     for lo, hi in ((0.0, 7.3), (3.0, 97.0), (-12.0, 40.0), (0.0, 123456.0)):
         ticks = nice_ticks(lo, hi)
         assert ticks[0] <= lo and ticks[-1] >= hi and len(ticks) <= 8
+
+
+def test_the_cost_chart_names_the_runs_a_month_it_repeats_in_three_figures(catalogue):
+    comp = build_comparison(load_scenario(EXAMPLES / "llama-70b-fp8-8xh100-mi300x-b200.json"), catalogue)
+    basis = comp.cost_curves["basis"]
+    runs = comp.cost_curves["runs_per_month"]
+    assert runs > 1000 and basis.startswith(f"{runs:,.0f} runs a month: what ")  # not 61,614.98
+    assert "." not in basis.split(" runs")[0]

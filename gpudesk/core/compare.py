@@ -826,7 +826,7 @@ def cost_curves(results: list[OptionResult]) -> dict:
         "series": series,
         "crossings": crossings,
         "runs_per_month": runs_per_month,
-        "basis": f"{runs_per_month:,.2f} runs a month: what {reference.name} completes at {fin.utilization:.0%} utilisation",
+        "basis": f"{_sig3(runs_per_month)} runs a month: what {reference.name} completes at {fin.utilization:.0%} utilisation",
     }
 
 

@@ -457,3 +457,23 @@ def test_points_too_close_to_name_beside_each_other_are_named_in_a_key(view, qtb
     assert not charts.value_labels and len(charts.value_points.data) == 3
     key = charts.value_key.textItem.toPlainText()
     assert [line.strip("● \xa0") for line in key.splitlines()] == ["8 × H100 SXM", "8 × MI300X", "8 × B200"]
+
+
+def test_the_cost_key_sits_above_the_lines_not_over_them(view, qtbot):
+    # four bought machines: every line starts at month 0 in view, under a two-column key with room above them
+    view.tabs.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: view.charts is not None, timeout=10000)
+    charts = view.charts
+    months = [0.0, 12.0, 24.0, 48.0]
+    series = [{"name": f"machine {i}", "kind": "buy", "ys": [100_000.0 * (i + 1) + 1_000.0 * m for m in months]}
+              for i in range(4)]
+    charts._set_cost({"months": months, "series": series, "crossings": []})
+    (x0, x1), (y0, y1) = charts.cost.getViewBox().viewRange()
+    top = max(max(s["ys"]) for s in series)
+    assert x0 <= 0.0 and x1 >= 48.0
+    assert y1 > top * 1.1  # headroom for the key above the highest line
+    assert charts.cost_legend.columnCount == 2
+    # two lines: one column, and still room above them
+    charts._set_cost({"months": months, "series": series[:2], "crossings": []})
+    assert charts.cost_legend.columnCount == 1
+    assert charts.cost.getViewBox().viewRange()[1][1] > max(series[1]["ys"])

@@ -4,6 +4,7 @@ updated with setData."""
 
 from __future__ import annotations
 
+import math
 from html import escape as _escape
 
 import pyqtgraph as pg
@@ -233,4 +234,20 @@ class CompareCharts(QWidget):
             self.cost.addItem(label)
             self.crossing_labels.append(label)
         if series:
+            self._cost_headroom(series)
+
+    def _cost_headroom(self, series: list[dict]) -> None:
+        """Room above the lines for the key, so that no line runs under it: the key goes in two columns
+        past two entries, and the top of the axis rises by the key's share of the plot's height."""
+        self.cost_legend.setColumnCount(2 if len(series) > 2 else 1)
+        values = [y for s in series for y in s["ys"] if y is not None]
+        if not values:
             self.cost.enableAutoRange()
+            return
+        low, high = min(0.0, min(values)), max(values)
+        rows = math.ceil(len(series) / (2 if len(series) > 2 else 1))
+        plot_px = self.cost.getViewBox().height() or 160.0
+        key = min(0.6, (rows * 18.0 + 12.0) / max(plot_px, 1.0))  # the key's share of the plot's height
+        span = (high - low) or max(abs(high), 1.0)
+        self.cost.enableAutoRange(axis="x")
+        self.cost.setYRange(low, high + span * key / (1.0 - key), padding=0.02)
