@@ -237,8 +237,15 @@ def test_decoding_reads_its_cache_through_the_measured_attention_where_there_is_
 def test_every_decode_attention_curve_is_rebuilt_from_its_table():
     from gpudesk.core.kernel_tables import decode_by_device, refit_decode_attention
 
-    _assert_refitted("decode", refit_decode_attention(), ("table", "kv_dtype"),
+    fresh = refit_decode_attention()
+    _assert_refitted("decode", fresh, ("table", "kv_dtype"),
                      ("fixed_us", "per_sequence_us", "bandwidth_share", "flops_share"), 0.25)
+    # whose kernels and which device each curve belongs to come from its table's own entry
+    tables = {t["id"]: t for t in read_tables(None, "attention")}
+    for c in fresh:
+        assert c["device"] == tables[c["table"]]["device"]
+        assert c["server"] == tables[c["table"]].get("server", "vllm") and c["server"] in ("vllm", "trtllm")
+    assert {c["server"] for c in fresh if c["device"] == "h200-sxm-141gb"} == {"vllm", "trtllm"}
     assert {c.kv_dtype for c in decode_by_device()["h100-sxm5-80gb"]} == {"bf16", "fp8"}
     assert {(c.server, c.kv_dtype) for c in decode_by_device()["h100-sxm5-80gb"]} == {
         ("vllm", "bf16"), ("vllm", "fp8"), ("trtllm", "bf16"), ("trtllm", "fp8")}
