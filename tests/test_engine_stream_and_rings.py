@@ -56,6 +56,7 @@ def test_every_stream_row_names_a_catalogue_device_a_source_and_a_rate_below_its
         assert row["device"] in devices, row
         assert row["source"] in sources, row
         assert row["test"] in ("read", "triad"), row
+        assert row["label"] and row["test"] in row["label"] or "BabelStream" in row["label"], row
         assert 0.5 * devices[row["device"]]["mem_bandwidth_gbs"] < float(row["gbs"]) < devices[row["device"]]["mem_bandwidth_gbs"]
 
 
@@ -63,7 +64,10 @@ def test_a_device_measured_twice_takes_the_middle_of_its_rates():
     by_device = stream_by_device.__wrapped__(DATA)
     assert by_device["jetson-agx-orin-64gb"][0] == pytest.approx((154.4 + 152.8) / 2)
     assert by_device["jetson-agx-thor"][0] == pytest.approx(259.7)
-    assert "ed-apxinf-thor-roofline" in by_device["jetson-agx-thor"][1]
+    assert by_device["jetson-agx-thor"][1] == "a 4 GB read kernel (infinigence/ApxInf roofline)"
+    # two measurements of one device: both named
+    assert by_device["jetson-agx-orin-64gb"][1] == ("a 2 GB read kernel (infinigence/ApxInf roofline); "
+                                                   "a 4 GB read kernel (infinigence/ApxInf roofline)")
     assert "rtx-4090" not in by_device
 
 

@@ -257,8 +257,7 @@ def stream_by_device(data_dir: Path | None = None) -> dict[str, tuple[float, str
         rates = sorted(float(r["gbs"]) for r in found)
         middle = len(rates) // 2
         value = rates[middle] if len(rates) % 2 else (rates[middle - 1] + rates[middle]) / 2.0
-        tests = sorted({r["test"] for r in found})
-        out[device] = (value, f"{' and '.join(tests)} kernel ({', '.join(sorted({r['source'] for r in found}))})")
+        out[device] = (value, "; ".join(sorted({r["label"] for r in found})))
     return out
 
 
