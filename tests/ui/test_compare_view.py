@@ -477,3 +477,24 @@ def test_the_cost_key_sits_above_the_lines_not_over_them(view, qtbot):
     charts._set_cost({"months": months, "series": series[:2], "crossings": []})
     assert charts.cost_legend.columnCount == 1
     assert charts.cost.getViewBox().viewRange()[1][1] > max(series[1]["ys"])
+
+
+def test_names_of_close_break_even_points_are_stacked_not_overprinted(qapp):
+    from PySide6.QtCore import QRectF
+
+    from gpudesk.ui.render.charts import marker_boxes
+
+    plot = QRectF(60, 40, 400, 200)
+    # two break-even points a few pixels apart: the second name moves down below the first
+    boxes = marker_boxes([(200, 100, 150, 10), (206, 104, 150, 10)], plot)
+    assert not boxes[0].intersects(boxes[1]) and boxes[1].top() >= boxes[0].bottom()
+    assert boxes[0].left() == 206 and boxes[0].top() == 102  # the first sits just below-right of its point
+    # a point near the right edge writes its name to its left, inside the plot
+    right = marker_boxes([(450, 100, 150, 10)], plot)[0]
+    assert right.right() <= 444 and right.left() >= plot.left()
+    # points far apart keep their names where they are
+    apart = marker_boxes([(100, 60, 80, 10), (300, 180, 80, 10)], plot)
+    assert [b.top() for b in apart] == [62, 182]
+    # no room left below: the name stays at the bottom rather than leaving the plot
+    low = marker_boxes([(200, 232, 100, 10), (200, 232, 100, 10)], plot)
+    assert low[1].bottom() <= plot.bottom() + 10

@@ -228,14 +228,34 @@ def draw_line_chart(p: QPainter, rect: QRectF, chart: LineChart) -> None:
         p.drawPath(path)
     p.restore()
     p.setFont(font(7))
-    for label, x, y in chart.markers:
-        px, py = fx(x), fy(y)
-        if plot.contains(QPointF(px, py)):
+    metrics = p.fontMetrics()
+    shown = [(label, fx(x), fy(y)) for label, x, y in chart.markers if plot.contains(QPointF(fx(x), fy(y)))]
+    boxes = marker_boxes([(px, py, metrics.horizontalAdvance(label), metrics.height()) for label, px, py in shown], plot)
+    for (label, px, py), box in zip(shown, boxes):
+        p.setPen(QPen(INK, 1.0))
+        p.setBrush(QBrush(PAPER))
+        p.drawEllipse(QPointF(px, py), 3.5, 3.5)
+        p.setBrush(Qt.BrushStyle.NoBrush)
+        if box.top() > py + 2 + metrics.height():  # moved down past another name: a leader back to its point
+            p.setPen(QPen(INK, 0.5))
+            p.drawLine(QPointF(px, py + 3.5), QPointF(box.left() + 2, box.top()))
             p.setPen(QPen(INK, 1.0))
-            p.setBrush(QBrush(PAPER))
-            p.drawEllipse(QPointF(px, py), 3.5, 3.5)
-            p.setBrush(Qt.BrushStyle.NoBrush)
-            p.drawText(QPointF(px + 6, py + 12), label)
+        p.fillRect(box.adjusted(-1, 0, 1, 0), PAPER)  # the name reads over the lines it sits on
+        p.drawText(box, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop), label)
+
+
+def marker_boxes(anchors: list[tuple[float, float, float, float]], plot: QRectF) -> list[QRectF]:
+    """Where each point's name goes: just below and right of its point (left of it where the name would
+    leave the plot), moved down a line at a time until it covers no name placed before it, so that two
+    break-even points close together keep both names readable. `anchors` holds (x, y, width, height)."""
+    placed: list[QRectF] = []
+    for px, py, width, height in anchors:
+        left = px + 6 if px + 6 + width <= plot.right() else max(plot.left(), px - 6 - width)
+        box = QRectF(left, py + 2, width, height)
+        while any(box.intersects(other) for other in placed) and box.bottom() + height <= plot.bottom():
+            box.translate(0, height)
+        placed.append(box)
+    return placed
 
 
 def draw_curve_chart(p: QPainter, rect: QRectF, chart: CurveChart) -> None:
