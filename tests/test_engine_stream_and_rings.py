@@ -211,3 +211,20 @@ def test_a_measured_ring_of_three_gives_way_too():
     three = replace(CARD, all_reduce_curves=(AllReduceCurve(3, 9.0, 1.0, "nccl", "pcie"),))
     curves = topology_of((NodeGroup(three, per_node=8, intra=PCIE4),)).all_reduce_curves
     assert [c.bus_gbs for c in curves] == [pytest.approx(16.0)]
+
+
+def test_an_estimate_says_when_the_hosts_set_the_ring_rate(catalogue):
+    from gpudesk.core.resolve import estimate_scenario
+    from gpudesk.core.scenario import parse_scenario
+
+    def said(item, intra, tp):
+        doc = {"gpudesk_scenario": 1, "name": "t", "cluster": [{"item": item, "per_node": 8, "nodes": 1, "intra": intra}],
+               "workload": {"kind": "infer", "model": "llama-3.1-70b", "precision": "fp8", "concurrency": 64, "tp": tp}}
+        return [a for a in estimate_scenario(parse_scenario(doc, "t"), catalogue).assumptions if "exchange at" in a]
+
+    eight = said("l40s", "pcie4", 8)
+    share, _basis = pcie_ring_share(DATA)
+    assert len(eight) == 1 and f"{32.0 * share:,.1f} GB/s one way per device" in eight[0]
+    assert "PCI Express 4.0 x16" in eight[0] and "measured PCIe hosts" in eight[0]
+    assert said("l40s", "pcie4", 2) == []  # a pair keeps its own table: nothing to say
+    assert said("h100-sxm5-80gb", "nvlink4", 8) == []  # NVLink: the device's own tables

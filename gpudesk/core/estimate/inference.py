@@ -280,8 +280,8 @@ def _ring_text(topo, tp: int) -> list[str]:
     if tp <= 2 or not topo.ring_basis or topo.domain < 3:
         return []
     return [f"Tensor-parallel groups of more than two devices over {topo.intra_name} exchange at "
-            f"{topo.ring_gbs:,.1f} GB/s one way per device: {topo.ring_basis}; past a pair the ring crosses the "
-            "host's PCIe tree, so the host sets the rate."]
+            f"{topo.ring_gbs:,.1f} GB/s one way per device, whatever a single host's measured table says: "
+            f"{topo.ring_basis}; past a pair the ring crosses the host's PCIe tree, so the host sets the rate."]
 
 
 def _limit_text(limit: str) -> str:
