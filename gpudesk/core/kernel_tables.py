@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import statistics
 import sys
 import tomllib
 from pathlib import Path
@@ -118,7 +119,8 @@ def refit_decode_attention(data_dir: Path | None = None) -> list[dict]:
         peak16 = float(device.get("bf16_tflops") or device["fp16_tflops"]) * 1e12
         curve, rms = fit_decode_attention(rows, dtype, bandwidth, peak16)
         out.append({"table": table_id, "device": tables[table_id]["device"], "kv_dtype": dtype,
-                    "server": tables[table_id].get("server", "vllm"), "fixed_us": curve.fixed_us, "per_sequence_us": curve.per_sequence_us,
+                    "server": tables[table_id].get("server", "vllm"),
+                    "fixed_us": curve.fixed_us, "per_sequence_us": curve.per_sequence_us,
                     "bandwidth_share": curve.bandwidth_share, "flops_share": curve.flops_share,
                     "rms_log_error": rms, "rows": len(rows)})
     return out
@@ -252,19 +254,8 @@ def stream_by_device(data_dir: Path | None = None) -> dict[str, tuple[float, str
     with path.open(newline="") as handle:
         for row in csv.DictReader(handle):
             rows.setdefault(row["device"], []).append(row)
-    out = {}
-    for device, found in rows.items():
-        rates = sorted(float(r["gbs"]) for r in found)
-        middle = len(rates) // 2
-        value = rates[middle] if len(rates) % 2 else (rates[middle - 1] + rates[middle]) / 2.0
-        out[device] = (value, "; ".join(sorted({r["label"] for r in found})))
-    return out
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2.0
+    return {device: (statistics.median(float(r["gbs"]) for r in found), "; ".join(sorted({r["label"] for r in found})))
+            for device, found in rows.items()}
 
 
 def _link_rates(data_dir: Path) -> dict[str, float]:
@@ -297,8 +288,8 @@ def pcie_ring_share(data_dir: Path | None = None) -> tuple[float, str]:
     by_host: dict[str, list[float]] = {}
     for row in pcie_host_rows(data_dir):
         by_host.setdefault(row["host"], []).append(row["share"])
-    hosts = sorted(_median(v) for v in by_host.values())
-    return _median(hosts), (f"the median of {len(hosts)} measured PCIe hosts of 4 to 8 GPUs "
+    hosts = sorted(statistics.median(v) for v in by_host.values())
+    return statistics.median(hosts), (f"the median of {len(hosts)} measured PCIe hosts of 4 to 8 GPUs "
                             f"({hosts[0]:.0%} to {hosts[-1]:.0%} of the link)")
 
 

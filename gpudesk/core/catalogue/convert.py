@@ -20,6 +20,7 @@ def device_from_row(row: dict, overrides: dict | None = None) -> Device:
     for key, value in (overrides or {}).items():
         values[key] = value
     peaks = {p: float(values[f]) for p, f in PRECISION_FIELDS.items() if values.get(f)}
+    stream = stream_by_device().get(row["id"], (None, ""))
     return Device(
         id=row["id"],
         name=row.get("name") or row["id"],
@@ -42,8 +43,8 @@ def device_from_row(row: dict, overrides: dict | None = None) -> Device:
         all_reduce_curves=all_reduce_by_device().get(row["id"], ()),
         decode_attention_curves=decode_by_device().get(row["id"], ()),
         context_attention_curve=context_by_device().get(row["id"]),
-        stream_gbs=stream_by_device().get(row["id"], (None, ""))[0],
-        stream_basis=stream_by_device().get(row["id"], (None, ""))[1],
+        stream_gbs=stream[0],
+        stream_basis=stream[1],
     )
 
 

@@ -9,7 +9,7 @@ from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.compute import gemm_curve
 from gpudesk.core.estimate.frontier import frontier, operating_point, points
 from gpudesk.core.estimate.memory import capacity_basis, capacity_gb
-from gpudesk.core.estimate.model import describe, shape_of
+from gpudesk.core.estimate.model import describe, kv_dtype, shape_of
 from gpudesk.core.estimate.profiles import bandwidth_share, profile_of
 from gpudesk.core.estimate.serving import (
     Layout,
@@ -263,8 +263,7 @@ def kernel_sources(w, s, device, tp: int = 1) -> list[str]:
     if kinds and tp > 1:
         out.append("Tensor-parallel all-reduces timed by message size from NCCL and vLLM's custom all-reduce measured "
                    f"on {device.name} ({', '.join(str(g) for g in sorted({g for _k, g in kinds}))} GPUs, AIConfigurator).")
-    element = w.kv_bytes_per_element or C.KV_BYTES.get(w.precision, 2.0)
-    timed = attention_curves(device.decode_attention_curves, "fp8" if element <= 1.0 else "bf16", w.server)
+    timed = attention_curves(device.decode_attention_curves, kv_dtype(w), w.server)
     if timed and s.attention != "mla" and not s.sliding_window:
         kernels = " and ".join(sorted({SERVER_KERNELS.get(c.server, c.server) for c in timed}))
         faster = ", the faster of them" if len({c.server for c in timed}) > 1 else ""

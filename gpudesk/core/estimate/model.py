@@ -230,10 +230,20 @@ def weight_bytes_per_param(w: Workload) -> float:
     return C.WEIGHT_BYTES.get(w.precision, 2.0)
 
 
+def kv_element_bytes(w: Workload) -> float:
+    """Bytes of one KV-cache element: the scenario's, else the precision's (8-bit for FP8), else 16-bit."""
+    return w.kv_bytes_per_element or C.KV_BYTES.get(w.precision, 2.0)
+
+
+def kv_dtype(w: Workload) -> str:
+    """The KV cache's element type as the measured attention tables name it: fp8 or bf16."""
+    return "fp8" if kv_element_bytes(w) <= 1.0 else "bf16"
+
+
 def kv_bytes_per_token(w: Workload, s: Shape, context: float | None = None) -> float:
     """KV-cache bytes one token adds over all layers (layers with a sliding window stop growing
     once the window is full: `context` caps their share)."""
-    per_element = w.kv_bytes_per_element or C.KV_BYTES.get(w.precision, 2.0)
+    per_element = kv_element_bytes(w)
     if s.attention == "mla" and s.kv_lora_rank:
         per_layer = (s.kv_lora_rank + s.qk_rope_head_dim) * per_element
     else:

@@ -40,6 +40,7 @@ from gpudesk.core.estimate.model import (
     expert_products,
     inference_flops_per_token,
     is_quantised,
+    kv_dtype,
     layer_matmul_params,
     matmul_params_per_token,
     weight_bytes_per_param,
@@ -139,9 +140,7 @@ def decode_attention_s(w: Workload, s: Shape, e: Engine, lay: Layout, micro: int
     model's attention is not what it measured (multi-head latent attention, sliding windows)."""
     if not e.decode_curves or s.attention == "mla" or s.sliding_window:
         return None
-    element = w.kv_bytes_per_element or C.KV_BYTES.get(w.precision, 2.0)
-    dtype = "fp8" if element <= 1.0 else "bf16"
-    curves = attention_curves(e.decode_curves, dtype, w.server)
+    curves = attention_curves(e.decode_curves, kv_dtype(w), w.server)
     if not curves:
         return None
     heads, kv_heads = s.heads / lay.tp, max(1.0, s.kv_heads / lay.tp)
@@ -153,18 +152,18 @@ def decode_attention_s(w: Workload, s: Shape, e: Engine, lay: Layout, micro: int
 
 
 # whose measured attention kernels time each server's decoding: its own where timed, else vLLM's (the
-# kernels SGLang and llama.cpp's CUDA backend share the most with); "tuned" takes the faster of those timed
-ATTENTION_KERNELS = {"trtllm": ("trtllm", "vllm"), "tuned": ("trtllm", "vllm")}
+# kernels SGLang and llama.cpp's CUDA backend share the most with); the tuned server takes the fastest timed
+ATTENTION_KERNELS = {"trtllm": ("trtllm", "vllm")}
+TIMED_ENGINES = ("trtllm", "vllm")
 
 
 def attention_curves(curves, dtype: str, server: str) -> tuple:
     """The decode-attention curves for a cache of `dtype` under `server`: the server's own table, else the
     first of its fallbacks a table exists for; for the tuned server every engine's (the fastest is taken)."""
     of_dtype = [c for c in curves if c.kv_dtype == dtype]
-    order = ATTENTION_KERNELS.get(server or "tuned", ("vllm",))
     if server in ("", "tuned", None):
-        return tuple(c for c in of_dtype if c.server in order)
-    for name in order:
+        return tuple(c for c in of_dtype if c.server in TIMED_ENGINES)
+    for name in ATTENTION_KERNELS.get(server, ("vllm",)):
         found = tuple(c for c in of_dtype if c.server == name)
         if found:
             return found
