@@ -499,6 +499,33 @@ def test_a_dense_layers_gemms_attention_and_element_wise_traffic():
     assert backward_shapes(((192, 16, 8),)) == ((192, 8, 16), (8, 16, 192))
 
 
+def test_lora_backward_runs_only_the_input_gradients_of_its_frozen_weights_plus_the_adapters():
+    s = _shape()
+    lora = replace(TRAIN, kind="finetune", method="lora", lora_fraction=0.01)
+    full = layer_work(s, TRAIN, _curved(True), 192, 1, False, 2.0)
+    work = layer_work(s, lora, _curved(True), 192, 1, False, 2.0)
+    shapes = layer_shapes(s, 192, 1)
+    # no weight gradient for a frozen matrix: the backward pass runs each input gradient once
+    assert backward_shapes(((192, 16, 8),), weights=False) == ((192, 8, 16),)
+    adapters = 0.01 * 576 * 192 / (1e12 * _sf(shapes))
+    assert work.gemm == pytest.approx(full.gemm + 2 * adapters)
+    assert work.backward_gemm == pytest.approx(
+        2 * 576 * 192 / (1e12 * _sf(backward_shapes(shapes, weights=False))) + 4 * adapters)
+    assert work.backward_gemm < 0.6 * full.backward_gemm
+    # QLoRA's base weights are frozen too; a full fine-tune's are not
+    assert replace(lora, method="qlora").frozen_base and not replace(lora, method="full").frozen_base
+    assert not replace(TRAIN, method="lora").frozen_base  # "method" counts only for a fine-tune
+    # the output head of a LoRA stage likewise skips its weight gradient
+    r = _curved(True)
+    head = ((192, 100, 8),)  # tokens × vocab × width, at the 16-bit rate
+    logits = 2 * 600 * 192 * 2 / 3 / 1e11  # two thirds of the logits written and read (600 bytes a token each)
+    for w, passes, weights in ((TRAIN, 4, True), (lora, 2, False)):
+        with_head = stage_time(s, w, r, 192, 1, 4, 0.0, "none", 2.0, 0.0, True)
+        without = stage_time(s, w, r, 192, 1, 4, 0.0, "none", 2.0, 0.0, False)
+        assert with_head.backward - without.backward == pytest.approx(
+            passes * 100 * 8 * 192 / r.gemm_rate(backward_shapes(head, weights), sixteen=True) + logits, rel=1e-9)
+
+
 def test_tensor_parallelism_splits_a_layers_work_and_narrows_its_matrices():
     s = _shape(gated=False)
     # plain MLP 2·8·16 = 256, 448 in all; TP2 halves the work and the products' widths

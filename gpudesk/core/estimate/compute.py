@@ -147,14 +147,22 @@ def layer_shapes(s: Shape, tokens: float, tp: int) -> tuple[tuple[float, float, 
             (tokens, (2 if s.gated else 1) * f / tp, d), (tokens, d, f / tp))
 
 
-def backward_shapes(forward) -> tuple[tuple[float, float, float], ...]:
-    """The backward products of forward products (m, n, k): the input gradient (m, k, n) and the
-    weight gradient (k, n, m)."""
+def backward_shapes(forward, weights: bool = True) -> tuple[tuple[float, float, float], ...]:
+    """The backward products of forward products (m, n, k): the input gradient (m, k, n) and, unless
+    the weights are frozen (`weights` False), the weight gradient (k, n, m)."""
     out = []
     for m, n, k in forward:
         out.append((m, k, n))
-        out.append((k, n, m))
+        if weights:
+            out.append((k, n, m))
     return tuple(out)
+
+
+def backward_passes(w: Workload) -> tuple[float, bool]:
+    """How many forward-sized products the backward pass runs per weight matrix, and whether one of
+    them is the weight gradient: 2 (input and weight gradients), or 1 for LoRA and QLoRA, whose frozen
+    weights need only the input gradient (Hu et al. 2021, arXiv:2106.09685, section 4)."""
+    return (1.0, False) if w.frozen_base else (2.0, True)
 
 
 @dataclass(frozen=True)
@@ -179,18 +187,27 @@ def layer_work(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, moe: boo
     d = s.d_model
     shapes = layer_shapes(s, tokens, tp)
     attn_shapes = shapes[:2]
+    passes, weights = backward_passes(w)
     if moe:
         # the experts' products as one grouped GEMM, each expert's rows padded to whole tiles
         expert_p, expert_shapes, fill = expert_products(s, tokens, tp, r.curve.tile_m if r.curve is not None else 1)
         rate_a, rate_e = r.gemm_rate(attn_shapes), r.gemm_rate(expert_shapes) * fill
         gemm = 2 * (moe_p - expert_p) * tokens / tp / rate_a + 2 * expert_p * tokens / tp / rate_e
-        bwd_a, bwd_e = r.gemm_rate(backward_shapes(attn_shapes)), r.gemm_rate(backward_shapes(expert_shapes)) * fill
-        gemm_bwd = 4 * (moe_p - expert_p) * tokens / tp / bwd_a + 4 * expert_p * tokens / tp / bwd_e
+        bwd_a = r.gemm_rate(backward_shapes(attn_shapes, weights))
+        bwd_e = r.gemm_rate(backward_shapes(expert_shapes, weights)) * fill
+        gemm_bwd = 2 * passes * ((moe_p - expert_p) * tokens / tp / bwd_a + expert_p * tokens / tp / bwd_e)
         mlp_width = (s.experts_active + s.shared_experts) * s.expert_ffn_dim
+        trained = moe_p
     else:
         gemm = 2 * dense_p * tokens / tp / r.gemm_rate(shapes)
-        gemm_bwd = 4 * dense_p * tokens / tp / r.gemm_rate(backward_shapes(shapes))
+        gemm_bwd = 2 * passes * dense_p * tokens / tp / r.gemm_rate(backward_shapes(shapes, weights))
         mlp_width = s.ffn_dim
+        trained = dense_p
+    if not weights:
+        # the adapters beside the frozen matrices a token passes: 2 FLOPs per adapter parameter
+        # forward, 4 backward
+        adapters = w.lora_fraction * trained * tokens / tp / r.gemm_rate(shapes)
+        gemm, gemm_bwd = gemm + 2 * adapters, gemm_bwd + 4 * adapters
     ctx = attention_context(s, w.seq_len) / 2.0  # causal: a token sees half the sequence on average
     attn_flops = 4.0 * s.q_dim / tp * ctx * tokens
     if r.flash:
@@ -246,7 +263,9 @@ def stage_time(s: Shape, w: Workload, r: Rates, tokens: float, tp: int, layers: 
     if head and s.vocab:
         head_shape = ((tokens, s.vocab / tp, s.d_model),)
         gemm += 2 * s.vocab * s.d_model * tokens / tp / r.gemm_rate(head_shape, sixteen=True)
-        gemm_bwd += 4 * s.vocab * s.d_model * tokens / tp / r.gemm_rate(backward_shapes(head_shape), sixteen=True)
+        passes, weights = backward_passes(w)
+        gemm_bwd += 2 * passes * s.vocab * s.d_model * tokens / tp / r.gemm_rate(
+            backward_shapes(head_shape, weights), sixteen=True)
         memory += C.LOGIT_BYTES * 2 * s.vocab * tokens / tp / r.bandwidth
     fixed = kernels_per_layer * layers * r.kernel_s
     bwd_attention = 2.5 if r.flash else 2.0

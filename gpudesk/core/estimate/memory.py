@@ -169,7 +169,7 @@ def state_parts(w: Workload, s: Shape, plan: Plan, node_devices: int) -> dict[st
         inside = max(1, node_devices // plan.model_parallel)
         replicas_dense = replicas_expert = min(replicas_dense, inside)
     out = {}
-    lora = w.kind == "finetune" and w.method in ("lora", "qlora")
+    lora = w.frozen_base
     for stage, key in (("weights", "weights"), ("grads", "gradients"), ("optimizer", "optimizer")):
         if lora:
             frozen = (C.QLORA_WEIGHT_BYTES if w.method == "qlora" else per["weights"]) if stage == "weights" else 0.0
@@ -223,7 +223,7 @@ class MemoryModel:
 
     def __init__(self, w: Workload, s: Shape, flash: bool, node_devices: int):
         self.w, self.s, self.node_devices = w, s, node_devices
-        self.lora = w.kind == "finetune" and w.method in ("lora", "qlora")
+        self.lora = w.frozen_base
         self.per = _state_bytes(w)
         self.experts = expert_params(s)
         self.dense = s.params - self.experts

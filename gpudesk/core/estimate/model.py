@@ -201,7 +201,7 @@ def training_flops_per_token(w: Workload, s: Shape) -> float:
         return float(w.flops_per_token)
     n = matmul_params_per_token(s)
     attention = 12.0 * s.layers * s.q_dim * attention_context(s, w.seq_len)
-    if w.kind == "finetune" and w.method in ("lora", "qlora"):
+    if w.frozen_base:
         # frozen weights need no weight gradients: forward 2N + activation gradients 2N
         return 4.0 * n + (2.0 / 3.0) * attention + 6.0 * n * w.lora_fraction
     return 6.0 * n + attention

@@ -227,7 +227,7 @@ def _grad_bytes(ctx: Context, plan: Plan) -> tuple[float, float]:
     """(dense, expert) gradient bytes each device reduces."""
     s = ctx.s
     per = 4.0 if ctx.w.precision in ("fp32", "tf32") else 2.0
-    trainable = ctx.w.lora_fraction if ctx.w.kind == "finetune" and ctx.w.method in ("lora", "qlora") else 1.0
+    trainable = ctx.w.lora_fraction if ctx.w.frozen_base else 1.0
     experts = expert_params(s)
     dense = (s.params - experts) / (plan.tp * plan.pp) * per * trainable
     split = plan.ep * (plan.tp if plan.ep == 1 else 1)
@@ -287,7 +287,7 @@ def evaluate(ctx: Context, plan: Plan, cache: dict, memory: dict | None = None) 
     replicas = plan.dp * plan.cp if plan.sharding != "none" else 1
     params_local = ctx.s.params / (plan.tp * plan.pp) / max(1, replicas if plan.sharding != "hsdp" else
                                                            min(replicas, max(1, ctx.topo.domain // plan.tp)))
-    if ctx.w.kind == "finetune" and ctx.w.method in ("lora", "qlora"):
+    if ctx.w.frozen_base:
         params_local *= ctx.w.lora_fraction
     opt = optimizer_step_s(params_local, ctx.rates)
     core = m * per_mb + bubble + dp_exposed + opt

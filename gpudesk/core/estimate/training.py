@@ -290,7 +290,7 @@ def _assumptions(setup: Setup, best: StepResult, found: SearchResult, cap: float
         f"{setup.flops_per_token / 1e9:.4g} GFLOPs per token: "
         + ("the scenario's figure." if w.flops_per_token else
            "4·N for LoRA/QLoRA (frozen weights need no weight gradients) plus attention."
-           if w.kind == "finetune" and w.method in ("lora", "qlora") else
+           if w.frozen_base else
            f"6 × {matmul_params_per_token(setup.s) / 1e9:.3g}B parameters that multiply each token (the layers and the output head; the input embedding is a lookup"
            + (", active experts only" if setup.s.moe else "") + ") plus attention 12·L·d·s "
            "(Kaplan et al. 2020; the MFU convention of PaLM and Megatron-LM)."),

@@ -255,6 +255,12 @@ class Workload:
     ttft_s_max: float | None = None
     tokens_per_s_per_user_min: float | None = None
 
+    @property
+    def frozen_base(self) -> bool:
+        """LoRA and QLoRA fine-tuning: the model's own weights are frozen, so they get no gradients,
+        no optimizer state and no weight-gradient products; only the small adapters train."""
+        return self.kind == "finetune" and self.method in ("lora", "qlora")
+
 
 @dataclass(frozen=True)
 class Site:
