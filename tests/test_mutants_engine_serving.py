@@ -144,6 +144,11 @@ def test_a_decode_step_launched_eagerly_pays_the_hosts_launch_rate():
     gpu_bound = replace(ENGINE, kernel_s=8e-6)
     assert SV.decode_step(replace(W, runtime="eager"), S, gpu_bound, T8, ONE, 1, 100, False)[0] == \
         pytest.approx(2.0000064e9 / 1e11 + 4 * 26 * 8e-6)
+    # a server that replays its graph only for one sequence (llama.cpp) launches eagerly from two on
+    capped = replace(W, server_graphs_max_batch=1)
+    assert SV.decode_step(capped, S, ENGINE, T8, ONE, 1, 100, False)[0] == graphs
+    two, two_graphs = (SV.decode_step(w, S, ENGINE, T8, ONE, 2, 100, False)[0] for w in (capped, W))
+    assert two - two_graphs == pytest.approx(4 * 26 * 5e-6 - 4 * 14 * 1e-6)
 
 
 def test_a_large_batch_makes_decoding_compute_bound():
@@ -687,13 +692,17 @@ def test_the_assumptions_and_notes_say_how_requests_are_served():
         "Serving layout: 1 replica(s), each one device; the layout with the highest output throughput whose weights "
         "fit.",
         "Decoding reads the weights a step touches (16.00 GB per device) and each running sequence's KV cache once per "
-        "step at 88% of 3,350 GB/s (NVIDIA Hopper (data centre)), plus 14 kernels per layer at 3 µs each.",
+        "step at 88% of 3,350 GB/s (NVIDIA Hopper (data centre)), plus 14 kernels per layer at 3 µs each, replayed as "
+        "one CUDA graph.",
         "H100 SXM: 80 GiB (85.5 GB visible), less 1.5 GB for the runtime and 5% for allocator fragmentation = 79.8 GB "
         "usable.",
         "Matrix multiplications timed by shape (M, N, K: tiles, waves, short-K ramp, memory side): no measured table: "
         "NVIDIA Hopper (data centre)'s large-product share, assumed units, the fitted tables' median ramp."]
     q4 = _infer(replace(LLAMA8, precision="q4"))
-    assert q4.assumptions[1].endswith("3 µs each; quantised weights are dequantised on the vector units.")
+    assert q4.assumptions[1].endswith("3 µs each, replayed as one CUDA graph; quantised weights are dequantised on "
+                                      "the vector units.")
+    eager = _infer(replace(LLAMA8, runtime="eager")).assumptions[1]
+    assert eager.endswith("plus 26 kernels per layer, each launched from the host at 5 µs (no CUDA graph).")
     assert _infer(replace(LLAMA8, precision="int8")).assumptions[1].endswith("dequantised on the vector units.")
     many = _infer(replace(LLAMA8, concurrency=400))
     assert many.assumptions[-1] == (

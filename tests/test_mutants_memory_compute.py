@@ -526,6 +526,27 @@ def test_lora_backward_runs_only_the_input_gradients_of_its_frozen_weights_plus_
             passes * 100 * 8 * 192 / r.gemm_rate(backward_shapes(head, weights), sixteen=True) + logits, rel=1e-9)
 
 
+def test_backward_products_split_over_tensor_parallel_ranks_for_dense_and_moe_layers_alike():
+    r = _curved(True)
+    lora = replace(TRAIN, kind="finetune", method="lora", lora_fraction=0.01)
+    dense_shapes, moe_shapes = layer_shapes(_shape(), 192, 2), layer_shapes(MOE, 192, 2)
+    # MoE at TP2: 224 parameters outside the experts (attention 192, router 32), one routed expert of 384 whose
+    # 192 token rows are padded to 256 (four experts, 64-row tiles), its products' widths halved
+    attn, experts = moe_shapes[:2], ((256, 16, 8), (256, 8, 8))
+    for w, passes, weights in ((TRAIN, 2, True), (lora, 1, False)):
+        dense = layer_work(_shape(), w, r, 192, 2, False, 1.0)
+        moe = layer_work(MOE, w, r, 192, 2, True, 1.0)
+        dense_adapters = 0.0 if weights else 0.01 * 576 * 192 / 2 / r.gemm_rate(dense_shapes)
+        moe_adapters = 0.0 if weights else 0.01 * 608 * 192 / 2 / r.gemm_rate(moe_shapes)
+        assert dense.backward_gemm == pytest.approx(
+            2 * passes * 576 * 192 / 2 / r.gemm_rate(backward_shapes(dense_shapes, weights)) + 4 * dense_adapters)
+        outside = 224 * 192 / 2 / r.gemm_rate(backward_shapes(attn, weights))
+        routed = 384 * 192 / 2 / (r.gemm_rate(backward_shapes(experts, weights)) * 192 / 256)
+        assert moe.backward_gemm == pytest.approx(2 * passes * (outside + routed) + 4 * moe_adapters)
+        assert moe.gemm == pytest.approx(2 * 224 * 192 / 2 / r.gemm_rate(attn)
+                                         + 2 * 384 * 192 / 2 / (r.gemm_rate(experts) * 192 / 256) + 2 * moe_adapters)
+
+
 def test_tensor_parallelism_splits_a_layers_work_and_narrows_its_matrices():
     s = _shape(gated=False)
     # plain MLP 2·8·16 = 256, 448 in all; TP2 halves the work and the products' widths

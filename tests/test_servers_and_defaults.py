@@ -33,7 +33,7 @@ def test_every_server_documents_where_its_defaults_come_from():
 def test_vllm_takes_its_larger_defaults_on_large_gpus_but_not_on_an_a100():
     assert limits("vllm", 80, "H100 SXM5 80GB") == {"max_batch": 1024, "chunk_tokens": 8192, "memory_share": 0.9,
                                                       "memory_basis": "total", "kv_reserve": "used", "graphs": True,
-                                                      "block_formats": False}
+                                                      "graphs_max_batch": None, "block_formats": False}
     assert limits("vllm", 80, "A100 SXM4 80GB")["max_batch"] == 256
     assert limits("vllm", 24, "RTX 4090")["chunk_tokens"] == 2048
     assert limits("tuned", 80, "H100")["max_batch"] is None
@@ -60,6 +60,8 @@ def test_an_unknown_server_is_refused_with_the_known_ones():
     ('chunk_tokens = "8k"', "'chunk_tokens' must be a whole number above 0, not '8k'"),
     ("memory_share = 0", "'memory_share' must be above 0 and at most 1, not 0"),
     ("memory_share = true", "'memory_share' must be above 0 and at most 1, not True"),
+    ("graphs_max_batch = 0", "'graphs_max_batch' must be a whole number above 0, not 0"),
+    ("graphs_max_batch = 1.5", "'graphs_max_batch' must be a whole number above 0, not 1.5"),
     ('id = ""', "'id' is missing"),
 ])
 def test_a_server_row_the_model_would_misread_is_refused_by_name(tmp_path, line, named):
@@ -161,3 +163,38 @@ def test_every_engine_data_source_is_a_catalogue_source():
     for kind in ("table", "collective", "attention", "prefill"):
         for t in read_tables(None, kind):
             assert t["date"] and len(t["commit"]) == 40, t["id"]
+
+
+def test_llama_cpp_replays_its_cuda_graph_only_for_one_sequence(catalogue):
+    """llama.cpp's CUDA backend turns its graphs off for a step of more than one token (ggml-cuda.cu): one user
+    decodes with 14 fused kernels a layer replayed as a graph, eight users with 26 launched from the host."""
+    from dataclasses import replace
+
+    from gpudesk.core.estimate.serving import eager_decode
+
+    assert limits("llamacpp", 128, "GB10")["graphs_max_batch"] == 1
+    assert limits("vllm", 80, "H100")["graphs_max_batch"] is None
+
+    def resolved(concurrency, runtime=None):
+        doc = _doc(server="llamacpp", item="gb10", concurrency=concurrency)
+        doc["workload"]["precision"] = "q4"
+        if runtime:
+            doc["workload"]["runtime"] = runtime
+        return resolve_option(*_first(parse_scenario(doc, "t")), catalogue).inputs.workload
+
+    one, eight = resolved(1), resolved(8)
+    assert one.server_graphs_max_batch == 1 and one.runtime == ""
+    assert not eager_decode(one, 1) and eager_decode(eight, 2) and eager_decode(eight, 8)
+    # the scenario's own word wins either way
+    assert not eager_decode(resolved(8, "graphs"), 8) and eager_decode(resolved(1, "eager"), 1)
+    assert not eager_decode(replace(one, server_graphs_max_batch=None), 64)  # a server with graphs at any batch
+
+    def said(concurrency):
+        doc = _doc(server="llamacpp", item="gb10", concurrency=concurrency)
+        doc["workload"]["precision"] = "q4"
+        text = " ".join(estimate_scenario(parse_scenario(doc, "t"), catalogue).assumptions)
+        return ("14 kernels per layer at 4 µs each, replayed as one CUDA graph" in text,
+                "26 kernels per layer, each launched from the host at 6 µs (the server replays its CUDA graph only "
+                "for steps of at most 1 sequence(s))" in text)
+
+    assert said(1) == (True, False) and said(8) == (False, True)

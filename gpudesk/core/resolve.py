@@ -352,7 +352,8 @@ def with_server_limits(workload: Workload, groups, notes: list[str] | None = Non
     runtime = workload.runtime or ("" if got["graphs"] else "eager")
     return replace(workload, precision=precision, runtime=runtime, server_max_batch=got["max_batch"],
                    server_chunk_tokens=got["chunk_tokens"], server_memory_share=got["memory_share"],
-                   server_memory_basis=got["memory_basis"], server_kv_reserve=got["kv_reserve"])
+                   server_memory_basis=got["memory_basis"], server_kv_reserve=got["kv_reserve"],
+                   server_graphs_max_batch=got["graphs_max_batch"])
 
 
 def estimate_option(scenario: Scenario, option: Option, catalogue, where: str = "cluster", settings=None,

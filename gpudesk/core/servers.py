@@ -22,7 +22,8 @@ def servers(data_dir: Path | None = None) -> dict[str, dict]:
     return {row["id"]: row for row in rows}
 
 
-_NUMBERS = ("max_batch", "max_batch_large_gpu", "chunk_tokens", "chunk_tokens_large_gpu", "large_gpu_gib")
+_NUMBERS = ("max_batch", "max_batch_large_gpu", "chunk_tokens", "chunk_tokens_large_gpu", "large_gpu_gib",
+            "graphs_max_batch")
 
 
 def check_server(row: dict, where: str) -> None:
@@ -51,7 +52,8 @@ def server_ids(data_dir: Path | None = None) -> tuple[str, ...]:
 
 def limits(server_id: str, memory_gib: float | None, device_name: str = "",
            data_dir: Path | None = None) -> dict:
-    """{'max_batch', 'chunk_tokens', 'memory_share', 'memory_basis', 'kv_reserve', 'graphs', 'block_formats'} of
+    """{'max_batch', 'chunk_tokens', 'memory_share', 'memory_basis', 'kv_reserve', 'graphs', 'graphs_max_batch',
+    'block_formats'} of
     `server_id` on a device with
     `memory_gib` of memory (None where the server sets no such limit)."""
     row = servers(data_dir)[server_id]
@@ -65,5 +67,6 @@ def limits(server_id: str, memory_gib: float | None, device_name: str = "",
         "memory_basis": row.get("memory_basis", "total"),
         "kv_reserve": row.get("kv_reserve", "used"),
         "graphs": row.get("graphs", True),
+        "graphs_max_batch": row.get("graphs_max_batch"),
         "block_formats": bool(row.get("block_formats", False)),
     }

@@ -16,6 +16,7 @@ from gpudesk.core.estimate.serving import (
     Serving,
     attention_curves,
     chunk_tokens,
+    eager_decode,
     engine_rates,
     inference_peak,
     layouts,
@@ -223,6 +224,16 @@ def _layout_text(lay: Layout) -> str:
     return f"{lay.replicas} replica(s), each {one}"
 
 
+def _kernels_text(w, profile, batch: int) -> str:
+    """The decode step's fixed cost per layer, as `serving.decode_step` counts it."""
+    if not eager_decode(w, batch):
+        return f"{C.KERNELS_PER_LAYER_DECODE:g} kernels per layer at {profile.kernel_us:g} µs each, replayed as one CUDA graph"
+    why = (f"the server replays its CUDA graph only for steps of at most {w.server_graphs_max_batch} sequence(s)"
+           if not w.runtime else "no CUDA graph")
+    return (f"{C.KERNELS_PER_LAYER_DECODE_EAGER:g} kernels per layer, each launched from the host at "
+            f"{max(profile.kernel_us, profile.launch_us):g} µs ({why})")
+
+
 def _assumptions(w, s, device, m: Serving) -> list[str]:
     profile = profile_of(device)
     stream, stream_basis = bandwidth_share(device, profile)
@@ -231,7 +242,7 @@ def _assumptions(w, s, device, m: Serving) -> list[str]:
         f"Serving layout: {_layout_text(m.layout)}; the layout with the highest output throughput whose weights fit.",
         f"Decoding reads the weights a step touches ({m.weights_gb:.2f} GB per device) and each running sequence's KV "
         f"cache once per step at {stream:.0%} of {device.mem_bandwidth_gbs:,.0f} GB/s ({stream_basis}), "
-        f"plus {C.KERNELS_PER_LAYER_DECODE:g} kernels per layer at {profile.kernel_us:g} µs each"
+        f"plus {_kernels_text(w, profile, m.batch)}"
         + ("; quantised weights are dequantised on the vector units." if w.precision in C.QUANTISED + ("int8",) else "."),
         capacity_basis(device) + ".",
     ]

@@ -242,6 +242,15 @@ def chunk_tokens(w: Workload) -> int:
     return int(w.server_chunk_tokens or C.PREFILL_CHUNK_TOKENS)
 
 
+def eager_decode(w: Workload, sequences: int) -> bool:
+    """Whether a decode step of `sequences` sequences launches each kernel from the host: where the scenario
+    says so, or where its server replays CUDA graphs only for smaller steps (llama.cpp: one sequence) and
+    the scenario does not pin graphs."""
+    if w.runtime:
+        return w.runtime == "eager"
+    return w.server_graphs_max_batch is not None and sequences > w.server_graphs_max_batch
+
+
 def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, batch: int, context: float,
                 server: bool) -> tuple[float, str, float]:
     """Seconds of one decode step of `batch` sequences at `context` tokens, what bounds it, and the
@@ -277,7 +286,7 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     # few rows: the matrix units idle, matrix-vector products run on the vector units (FMA = 2 FLOPs)
     shape = product_shape(s, e, lay.tp, micro, compute_only=True, dp_attention=lay.dp_attention)
     compute = flops / max(2.0 * e.vector, e.gemm * shape) if e.compute_known else 0.0
-    if w.runtime == "eager":  # every operation launched from the host, which bounds small kernels
+    if eager_decode(w, micro):  # every operation launched from the host, which bounds small kernels
         kernels = s.layers * C.KERNELS_PER_LAYER_DECODE_EAGER * max(e.kernel_s, e.launch_s)
     else:  # fused kernels replayed as a CUDA graph: only their GPU-side time counts
         kernels = s.layers * C.KERNELS_PER_LAYER_DECODE * e.kernel_s

@@ -251,6 +251,9 @@ class Workload:
     # the cache a running sequence holds for admission: "used" (blocks as it grows: vLLM, SGLang) or
     # "whole" (its whole length reserved when admitted: TensorRT-LLM's GUARANTEED_NO_EVICT)
     server_kv_reserve: str = "used"
+    # the most sequences a decode step may hold and still replay the server's CUDA graph (llama.cpp: 1); a
+    # larger step launches each kernel from the host. None: graphs at any batch
+    server_graphs_max_batch: int | None = None
     # latency targets: the answer is the best throughput that meets them (frontier.py)
     ttft_s_max: float | None = None
     tokens_per_s_per_user_min: float | None = None
