@@ -228,3 +228,34 @@ def test_an_estimate_says_when_the_hosts_set_the_ring_rate(catalogue):
     assert "PCI Express 4.0 x16" in eight[0] and "measured PCIe hosts" in eight[0]
     assert said("l40s", "pcie4", 2) == []  # a pair keeps its own table: nothing to say
     assert said("h100-sxm5-80gb", "nvlink4", 8) == []  # NVLink: the device's own tables
+
+
+def test_a_tpu_slice_ends_where_a_node_holds_more_chips_than_a_host():
+    """ICI joins a slice's chips whichever host holds them: rented one chip at a time (Google Cloud's TPU
+    offerings) or a host of 4 or 8, the whole group is one domain. A node of more chips than a host holds
+    (8 on v5e and v6e) is itself a slice; slices talk over the data-centre network (multislice)."""
+    chip = Device(id="tpu", name="TPU v5e", vendor="Google", peak_tflops={"bf16": 197.0}, memory_gb=16.0,
+                  mem_bandwidth_gbs=819.0, intra_link_gbs=400.0)
+    ici = link_from_row({"id": "tpu-ici-v5e", "name": "ICI", "family": "ici", "bidirectional_gbs": 400})
+    dcn = link_from_row({"id": "eth-100g", "name": "100 GbE", "family": "ethernet", "unidirectional_gbs": 12.5})
+    assert ici.unidirectional_gbs == 200.0
+    assert topology_of((NodeGroup(chip, per_node=1, nodes=256, intra=ici, inter=dcn),)).domain == 256
+    assert topology_of((NodeGroup(chip, per_node=8, nodes=32, intra=ici, inter=dcn),)).domain == 256
+    sliced = topology_of((NodeGroup(chip, per_node=256, nodes=32, intra=ici, inter=dcn),))
+    assert sliced.domain == 256 and sliced.domains == 32
+    # a link that is not ICI never spans nodes, however small
+    nvlink = link_from_row({"id": "nvlink4", "name": "NVLink", "family": "nvlink", "unidirectional_gbs": 450})
+    assert topology_of((NodeGroup(chip, per_node=8, nodes=4, intra=nvlink, inter=dcn),)).domain == 8
+
+
+def test_every_tpu_with_a_published_ici_rate_names_its_link():
+    links = {row["id"]: row for row in csv.DictReader((DATA / "interconnects.csv").open(encoding="utf-8"))}
+    named = 0
+    for acc in _accelerators().values():
+        if acc.get("kind") == "tpu" and acc.get("intra_link_gbs") and acc.get("intra_link"):
+            row = links[acc["intra_link"]]
+            assert row["family"] == "ici" and float(row["bidirectional_gbs"]) == acc["intra_link_gbs"], acc["id"]
+            named += 1
+    assert named >= 3  # v5e, v5p, v6e
+    assert _accelerators()["tpu-v5e"]["intra_link"] == "tpu-ici-v5e"
+    assert _accelerators()["tpu-v6e"]["intra_link"] == "tpu-ici-v6e"

@@ -10,8 +10,12 @@ from dataclasses import dataclass, replace
 from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.types import Device, Link, NodeGroup
 
-# Link families whose domain spans every device of the group, not just one node's.
+# Link families whose domain spans the nodes of a group, not just one node: a TPU slice's chips reach each
+# other over ICI whichever host they sit in. That holds where the nodes are hosts (a Cloud TPU host holds 4
+# chips on v4 and v5p, 8 on v5e and v6e) or single rented chips; a node of more chips than a host holds is
+# itself a slice, and slices talk over the data-centre network (multislice), so its domain ends at the node.
 DOMAIN_WIDE = ("ici",)
+DOMAIN_WIDE_HOST_MAX = 8
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,8 @@ def topology_of(groups: tuple[NodeGroup, ...]) -> Topology:
     devices = sum(g.devices for g in groups)
     per_node = min(g.per_node for g in groups)
     nodes = sum(g.nodes for g in groups)
-    domain_wide = all(g.intra is not None and g.intra.family in DOMAIN_WIDE for g in groups)
+    domain_wide = per_node <= DOMAIN_WIDE_HOST_MAX and all(
+        g.intra is not None and g.intra.family in DOMAIN_WIDE for g in groups)
     domain = devices if domain_wide else per_node
     node_gbs = min(_inter_rate(g) for g in groups)
     named_intra = [g.intra for g in groups if g.intra is not None]
