@@ -125,7 +125,14 @@ def test_shared_inputs_are_drawn_once_and_the_engine_error_once_per_path():
     assert analyse(same_path, "time").probabilities == [1.0, 0.0]
     apart = [Basis("A", "training, NVIDIA", 10.0), Basis("B", "training, AMD", 11.0)]
     p = analyse(apart, "time").probabilities
-    assert 0.5 < p[0] < 0.75  # two independent errors of e^±0.32: B often wins
+    assert 0.5 < p[0] < 0.75  # two independent errors of e^±MODEL_ERROR: B often wins
+    # the assumptions state the error the draws used, read from the engine's constants, not a copy
+    from gpudesk.core.estimate import constants as C
+
+    said = analyse(apart, "time").assumptions[-1]
+    t, i = C.MODEL_ERROR["training"], C.MODEL_ERROR["inference"]
+    assert said.startswith("Engine error: ") and said.endswith(
+        f"Now e^-{t:g} to e^{t:g} for training, e^-{i:g} to e^{i:g} for inference.")
 
 
 @pytest.mark.parametrize(("spec", "message"), [

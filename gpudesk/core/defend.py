@@ -450,8 +450,14 @@ def _assumptions(inputs: list[Input], specs: dict[str, InputSpec], draws: int, s
     for kind in dict.fromkeys(i.kind for i in inputs):
         s = specs.get(kind)
         if s is not None and s.notes:
-            out.append(f"{s.label}: {s.notes}")
+            out.append(f"{s.label}: {s.notes}" + (_model_error_text() if kind == "model_error" else ""))
     return out
+
+
+def _model_error_text() -> str:
+    """The engine error's current range, as the draws use it (C.MODEL_ERROR)."""
+    t, i = C.MODEL_ERROR["training"], C.MODEL_ERROR["inference"]
+    return f" Now e^-{t:g} to e^{t:g} for training, e^-{i:g} to e^{i:g} for inference."
 
 
 # ----------------------------------------------------------------------------- from a comparison
