@@ -207,11 +207,12 @@ def test_server_limits_at_the_large_gpu_boundary():
     assert limits("vllm", 80, "NVIDIA A100-SXM4-80GB")["chunk_tokens"] == 2048  # the name check ignores case
     assert limits("trtllm", 80, "A100") == {"max_batch": 2048, "chunk_tokens": 8192, "memory_share": 0.9,
                                             "memory_basis": "free", "kv_reserve": "whole", "graphs": True,
-                                            "block_formats": False}
+                                            "graphs_max_batch": None, "block_formats": False}
     assert limits("sglang", 80, "H100") == {"max_batch": None, "chunk_tokens": 8192, "memory_share": None,
                                             "memory_basis": "total", "kv_reserve": "used", "graphs": True,
-                                            "block_formats": False}
+                                            "graphs_max_batch": None, "block_formats": False}
     assert limits("llamacpp", 128, "GB10")["block_formats"] is True
+    assert limits("llamacpp", 128, "GB10")["graphs_max_batch"] == 1
     assert limits("llamacpp", 24, "RTX 4090")["chunk_tokens"] is None
     assert server_ids()[0] == "tuned"
 
