@@ -273,3 +273,24 @@ def test_the_cost_chart_names_the_runs_a_month_it_repeats_in_three_figures(catal
     runs = comp.cost_curves["runs_per_month"]
     assert runs > 1000 and basis.startswith(f"{runs:,.0f} runs a month: what ")  # not 61,614.98
     assert "." not in basis.split(" runs")[0]
+
+
+def test_the_links_row_says_when_ici_joins_chips_rented_one_per_node(catalogue):
+    doc = {"gpudesk_scenario": 1, "name": "t",
+           "workload": {"kind": "train", "params": 8e9, "tokens": 1e10, "seq_len": 2048, "precision": "bf16"},
+           "compare": [{"name": "slice", "cluster": [{"item": "tpu-v5e", "per_node": 256, "nodes": 1}]},
+                       {"name": "rented", "cluster": [{"cloud": "gcp-tpu-v5e-chip", "instances": 256}]},
+                       {"name": "two slices", "cluster": [{"item": "tpu-v5e", "per_node": 256, "nodes": 2,
+                                                           "inter": "eth-100g", "nic_count": 64}]},
+                       {"name": "one H100", "cluster": [{"item": "h100-sxm5-80gb", "per_node": 1, "nodes": 2,
+                                                         "inter": "eth-100g"}]}]}
+    comp = build_comparison(parse_scenario(doc, "t"), catalogue)
+    cells = [c.text for c in comp.row("links").cells]
+    ici = "Google TPU v5e inter-chip interconnect (ICI)"
+    assert cells[0] == f"{ici} / —"
+    assert cells[1].startswith(f"{ici}, joining every node / ")
+    assert cells[2] == f"{ici} / 64 × 100 Gigabit Ethernet (100GbE)"
+    assert cells[3].startswith("— / ")  # NVLink-less single GPUs are not joined by anything inside a node
+    # the rented chips plan as the slice does: one ICI domain
+    plans = [r.estimate.breakdown.get("plan") for r in comp.results]
+    assert plans[0] == plans[1]

@@ -109,3 +109,22 @@ def test_save_is_atomic_and_round_trips(tmp_path):
     again = load_scenario(path)
     assert again.to_dict() == s.to_dict()
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_hardware_the_catalogue_lacks_is_named_by_place_before_anything_opens_it(catalogue):
+    from gpudesk.core.resolve import missing_entries
+
+    one = {"gpudesk_scenario": 1, "name": "t", "workload": {"kind": "train", "params": 1e9},
+           "cluster": [{"item": "h100-sxm5-80gb", "per_node": 8}, {"item": "h100-sxm5-80gbb", "per_node": 8}]}
+    problems = missing_entries(parse_scenario(one, "t"), catalogue)
+    assert len(problems) == 1 and problems[0].startswith(
+        "cluster[1].item: 'h100-sxm5-80gbb' is not an accelerator or system in the catalogue (did you mean "
+        "'h100-sxm5-80gb'")
+    two = {"gpudesk_scenario": 1, "name": "t", "workload": {"kind": "train", "params": 1e9},
+           "compare": [{"name": "a", "cluster": [{"item": "dgx-h100"}]},
+                       {"name": "b", "cluster": [{"cloud": "aws-p5.48xlargee", "instances": 1}]}]}
+    problems = missing_entries(parse_scenario(two, "t"), catalogue)
+    assert len(problems) == 1 and problems[0].startswith(
+        "compare[1].cluster[0].cloud: 'aws-p5.48xlargee' is not a cloud offering in the catalogue")
+    assert missing_entries(load_scenario(ROOT / "resources" / "examples" / "nanochat-8xh100-rented-vs-dgx-spark.json"),
+                           catalogue) == []

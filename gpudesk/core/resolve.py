@@ -76,6 +76,24 @@ def _device_row(catalogue, item: str, where: str, problems: list[str]):
     return None, None
 
 
+def missing_entries(scenario, catalogue) -> list[str]:
+    """The scenario's configurations whose accelerator, system or cloud offering the catalogue does not
+    hold, each named by its place ("compare[1].cluster[0].item: ..."), worded as estimating would
+    refuse them. An editor opening the scenario refuses it rather than show something else in their place."""
+    problems: list[str] = []
+    for k, option in enumerate(scenario.options()):
+        base = f"compare[{k}].cluster" if scenario.compare else "cluster"
+        for i, entry in enumerate(option.cluster):
+            where = f"{base}[{i}]"
+            if entry.cloud:
+                if catalogue.get("cloud", entry.cloud) is None:
+                    problems.append(f"{where}.cloud: '{entry.cloud}' is not a cloud offering in the catalogue"
+                                    f"{_suggest(entry.cloud, [r['id'] for r in catalogue.items('cloud')])}")
+            elif entry.item:
+                _device_row(catalogue, entry.item, where, problems)
+    return problems
+
+
 def _link(catalogue, link_id: str | None, where: str, problems: list[str]):
     if not link_id:
         return None

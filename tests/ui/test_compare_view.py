@@ -498,3 +498,26 @@ def test_names_of_close_break_even_points_are_stacked_not_overprinted(qapp):
     # no room left below: the name stays at the bottom rather than leaving the plot
     low = marker_boxes([(200, 232, 100, 10), (200, 232, 100, 10)], plot)
     assert low[1].bottom() <= plot.bottom() + 10
+
+
+def test_a_scenario_naming_hardware_the_catalogue_lacks_is_refused_by_place(view, tmp_path, monkeypatch):
+    """Opened, its configuration would show the first entry of the list in place of the unknown one and be
+    compared as that: the file is refused instead, naming the place, and the comparison shown stays."""
+    from gpudesk.ui.compare import view as compare_view
+
+    said = []
+    monkeypatch.setattr(compare_view.QMessageBox, "warning", lambda _parent, title, text: said.append((title, text)))
+    before = list(view.comparison.names)
+    doc = json.loads((EXAMPLES / "nanochat-8xh100-rented-vs-dgx-spark.json").read_text())
+    doc["compare"][1]["cluster"][0] = {"item": "tpu-v5e-chip-typo", "per_node": 1, "nodes": 256}
+    bad = tmp_path / "colleague.json"
+    bad.write_text(json.dumps(doc))
+    assert not view.load_path(bad)
+    assert said and said[0][0] == "Cannot open scenario"
+    assert said[0][1].startswith("colleague.json:\ncompare[1].cluster[0].item: 'tpu-v5e-chip-typo' is not an "
+                                 "accelerator or system in the catalogue (did you mean")
+    assert view.comparison.names == before and view.path is None
+    doc["compare"][1]["cluster"][0] = {"cloud": "no-such-offer", "instances": 1}
+    bad.write_text(json.dumps(doc))
+    assert not view.load_path(bad)
+    assert "compare[1].cluster[0].cloud: 'no-such-offer' is not a cloud offering in the catalogue" in said[1][1]

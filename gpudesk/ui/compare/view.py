@@ -172,6 +172,12 @@ class CompareView(CompareFileActions, QWidget):
         except ScenarioError as exc:
             QMessageBox.warning(self, "Cannot open scenario", str(exc))
             return False
+        from gpudesk.core.resolve import missing_entries
+
+        missing = missing_entries(scenario, self.catalogue) if self.catalogue is not None else []
+        if missing:  # shown with something else in their place, they would be compared wrongly
+            QMessageBox.warning(self, "Cannot open scenario", f"{Path(path).name}:\n" + "\n".join(missing))
+            return False
         if as_preset:  # the picker names the question opened, when it is one of its own
             self.presenter.preset_index = self.toolbar.example_index(path)
         self.load_scenario(scenario, as_preset=as_preset)
