@@ -181,6 +181,25 @@ def test_open_restores_the_canvas(view, qtbot, tmp_path, catalogue):
     assert not other.is_modified()
 
 
+def test_a_file_naming_hardware_the_catalogue_lacks_is_refused_by_place(view, tmp_path, monkeypatch):
+    """Opened, its node would leave every live estimate blank with no word of why: refused instead, and the
+    canvas keeps what it shows."""
+    from gpudesk.ui.canvas import files
+
+    said = []
+    monkeypatch.setattr(files.QMessageBox, "warning", lambda _parent, title, text: said.append((title, text)))
+    before = view.graph.to_dict()
+    path = tmp_path / "typo.json"
+    path.write_text(json.dumps({"gpudesk_scenario": 1, "name": "t",
+                                "workload": {"kind": "train", "params": 8e9, "tokens": 1e10},
+                                "cluster": [{"item": "dgx-h1000", "per_node": 8, "nodes": 2}]}))
+    assert not view.open_path(path)
+    assert said[0][0] == "Cannot open cluster"
+    assert said[0][1].startswith(f"{path}:\ncluster[0].item: 'dgx-h1000' is not an accelerator or system in the "
+                                 "catalogue (did you mean")
+    assert view.graph.to_dict() == before
+
+
 def test_autosave_and_recovery_after_a_crash(view, qtbot, catalogue):
     view.graph.clear()
     view.add_item("system", "dgx-b200", QPointF(0, 0))

@@ -53,6 +53,12 @@ class FileActions:
         except (ScenarioError, ValueError) as exc:
             QMessageBox.warning(self, "Cannot open cluster", f"{path}: {exc}")
             return False
+        from gpudesk.core.resolve import missing_entries
+
+        missing = missing_entries(scenario, self.catalogue) if self.catalogue is not None else []
+        if missing:  # a node the catalogue cannot price or time would leave every estimate blank, unexplained
+            QMessageBox.warning(self, "Cannot open cluster", f"{path}:\n" + "\n".join(missing))
+            return False
         self._load(scenario, graph_source)
         self.path = None if as_copy else Path(path)
         self.undo_stack.clear()
