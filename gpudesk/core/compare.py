@@ -15,7 +15,7 @@ from gpudesk.core.estimate import constants as C
 from gpudesk.core.estimate.cost import PRICING_ALIASES, PRICING_WORDS
 from gpudesk.core.estimate.engine import estimate as run_estimate
 from gpudesk.core.estimate.tco import PART_FACTORS
-from gpudesk.core.estimate.topology import DOMAIN_WIDE, DOMAIN_WIDE_HOST_MAX
+from gpudesk.core.estimate.topology import joins_nodes
 from gpudesk.core.estimate.types import Estimate, Range
 from gpudesk.core.format import duration, format_number, si, usd
 from gpudesk.core.prices import STALE_MONTHS, is_stale
@@ -586,7 +586,7 @@ def _device(r: OptionResult):
 def _links(r: OptionResult) -> str:
     g = r.inputs.groups[0]
     inside = g.intra.name if g.intra is not None and g.per_node > 1 else ("—" if g.per_node == 1 else "PCIe")
-    if g.intra is not None and g.intra.family in DOMAIN_WIDE and g.nodes > 1 and g.per_node <= DOMAIN_WIDE_HOST_MAX:
+    if g.nodes > 1 and joins_nodes(g.intra, g.per_node):
         inside = f"{g.intra.name}, joining every node"  # rented TPU chips or hosts: one slice over ICI
     between = f"{g.nic_count} × {g.inter.name}" if g.inter is not None and g.nodes > 1 else "—"
     return f"{inside} / {between}"

@@ -76,6 +76,14 @@ def _device_row(catalogue, item: str, where: str, problems: list[str]):
     return None, None
 
 
+def _cloud_row(catalogue, cloud: str, where: str, problems: list[str]):
+    row = catalogue.get("cloud", cloud)
+    if row is None:
+        problems.append(f"{where}.cloud: '{cloud}' is not a cloud offering in the catalogue"
+                        f"{_suggest(cloud, [r['id'] for r in catalogue.items('cloud')])}")
+    return row
+
+
 def missing_entries(scenario, catalogue) -> list[str]:
     """The scenario's configurations whose accelerator, system or cloud offering the catalogue does not
     hold, each named by its place ("compare[1].cluster[0].item: ..."), worded as estimating would
@@ -86,9 +94,7 @@ def missing_entries(scenario, catalogue) -> list[str]:
         for i, entry in enumerate(option.cluster):
             where = f"{base}[{i}]"
             if entry.cloud:
-                if catalogue.get("cloud", entry.cloud) is None:
-                    problems.append(f"{where}.cloud: '{entry.cloud}' is not a cloud offering in the catalogue"
-                                    f"{_suggest(entry.cloud, [r['id'] for r in catalogue.items('cloud')])}")
+                _cloud_row(catalogue, entry.cloud, where, problems)
             elif entry.item:
                 _device_row(catalogue, entry.item, where, problems)
     return problems
@@ -224,10 +230,8 @@ def _owned_price(entry: ClusterEntry, catalogue, acc: dict, system: dict | None,
 def resolve_entry(entry: ClusterEntry, catalogue, where: str, problems: list[str], notes: list[str],
                   as_of: str | None = None, pricing: str = "on_demand") -> NodeGroup | None:
     if entry.cloud:
-        row = catalogue.get("cloud", entry.cloud)
+        row = _cloud_row(catalogue, entry.cloud, where, problems)
         if row is None:
-            problems.append(f"{where}.cloud: '{entry.cloud}' is not a cloud offering in the catalogue"
-                            f"{_suggest(entry.cloud, [r['id'] for r in catalogue.items('cloud')])}")
             return None
         acc = catalogue.get("accelerators", row["accelerator"])
         if acc is None:

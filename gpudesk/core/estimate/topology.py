@@ -18,6 +18,11 @@ DOMAIN_WIDE = ("ici",)
 DOMAIN_WIDE_HOST_MAX = 8
 
 
+def joins_nodes(link: Link | None, per_node: int) -> bool:
+    """Whether `link` joins nodes of `per_node` devices into one fast domain (see DOMAIN_WIDE)."""
+    return link is not None and link.family in DOMAIN_WIDE and per_node <= DOMAIN_WIDE_HOST_MAX
+
+
 @dataclass(frozen=True)
 class Topology:
     devices: int
@@ -90,8 +95,7 @@ def topology_of(groups: tuple[NodeGroup, ...]) -> Topology:
     devices = sum(g.devices for g in groups)
     per_node = min(g.per_node for g in groups)
     nodes = sum(g.nodes for g in groups)
-    domain_wide = per_node <= DOMAIN_WIDE_HOST_MAX and all(
-        g.intra is not None and g.intra.family in DOMAIN_WIDE for g in groups)
+    domain_wide = all(joins_nodes(g.intra, per_node) for g in groups)
     domain = devices if domain_wide else per_node
     node_gbs = min(_inter_rate(g) for g in groups)
     named_intra = [g.intra for g in groups if g.intra is not None]
