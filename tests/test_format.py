@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudesk.core.format import co2, duration, energy, flops, format_number, power, si, usd
+from gpudesk.core.format import co2, duration, duration_range, energy, flops, format_number, power, si, usd
 
 
 @pytest.mark.parametrize(("fn", "value", "text"), [
@@ -37,3 +37,19 @@ def test_missing_figures_read_as_such():
     assert power(None) == energy(None) == co2(None) == flops(None) == "n/a"
     assert format_number(float("nan")) == "n/a"
     assert format_number(2024, "year") == "2024"
+
+
+@pytest.mark.parametrize("low, high, like, text", [
+    (63.7 * 3600, 5.12 * 86400, 4.2 * 86400, "2.65–5.12 days"),  # not "63.7 h–5.12 days"
+    (30 * 60, 3 * 3600, 90 * 60, "30–180 min"),  # the likely value's unit, even where the high end reads in hours
+    (50.0, 70.0, None, "50–70 s"),  # no likely value: the high end's unit
+    (2 * 365 * 86400, 4 * 365 * 86400, 3 * 365 * 86400, "2–4 years"),
+])
+def test_a_range_of_durations_reads_in_one_unit(low, high, like, text):
+    assert duration_range(low, high, like) == text
+
+
+def test_a_range_of_durations_with_no_end_says_so():
+    assert duration_range(None, 5.0) == "n/a"
+    assert duration_range(10.0, float("inf")) == "10 s–never"
+    assert duration(3 * 3600) == "3 h" and duration(1.5) == "1.5 s" and duration(0.25) == "250 ms"

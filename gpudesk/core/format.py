@@ -38,23 +38,34 @@ def si(value: float, unit: str = "", digits: int = 3) -> str:
     return f"{value:.{digits}g} {unit}".rstrip()
 
 
+# (seconds below which the unit is used, seconds per unit, unit): the unit a duration is read in
+DURATION_UNITS = ((1.0, 1e-3, "ms"), (120.0, 1.0, "s"), (2 * 3600.0, 60.0, "min"), (3 * 86400.0, 3600.0, "h"),
+                  (2 * 365 * 86400.0, 86400.0, "days"), (float("inf"), 365 * 86400.0, "years"))
+
+
+def _duration_unit(seconds: float) -> tuple[float, str]:
+    return next((per, unit) for below, per, unit in DURATION_UNITS if seconds < below)
+
+
 def duration(seconds: float | None) -> str:
     """A duration a person reads at a glance: 42 s, 3.5 min, 7.2 h, 12 days, 3.4 years."""
     if seconds is None:
         return "n/a"
     if seconds != seconds or seconds == float("inf"):
         return "never"
-    if seconds < 1:
-        return f"{seconds * 1000:.3g} ms"
-    if seconds < 120:
-        return f"{seconds:.3g} s"
-    if seconds < 2 * 3600:
-        return f"{seconds / 60:.3g} min"
-    if seconds < 3 * 86400:
-        return f"{seconds / 3600:.3g} h"
-    if seconds < 2 * 365 * 86400:
-        return f"{seconds / 86400:.3g} days"
-    return f"{seconds / (365 * 86400):.3g} years"
+    per, unit = _duration_unit(seconds)
+    return f"{seconds / per:.3g} {unit}"
+
+
+def duration_range(low: float | None, high: float | None, like: float | None = None) -> str:
+    """A range of durations in one unit, the one `like` (the likely value, else the high end) is read
+    in: "2.65–5.12 days", not "63.7 h–5.12 days"."""
+    if low is None or high is None:
+        return "n/a"
+    if any(v != v or v == float("inf") for v in (low, high)):
+        return f"{duration(low)}–{duration(high)}"
+    per, unit = _duration_unit(like if like is not None and like == like and like != float("inf") else high)
+    return f"{low / per:.3g}–{high / per:.3g} {unit}"
 
 
 def usd(value: float | None) -> str:
