@@ -217,9 +217,16 @@ def curves_by_device(data_dir: Path | None = None) -> dict[str, dict[str, GemmCu
 
 @functools.lru_cache(maxsize=4)
 def all_reduce_by_device(data_dir: Path | None = None) -> dict[str, tuple[AllReduceCurve, ...]]:
-    """{device id: (AllReduceCurve, ...)} from curves.toml's [[allreduce]] entries."""
+    """{device id: (AllReduceCurve, ...)} from curves.toml's [[allreduce]] entries, each naming what
+    was timed and whose table it is (tables.toml's `library` and `measured_by`, else NCCL or vLLM's
+    custom all-reduce by kind, in AIConfigurator's tables)."""
+    tables = {t["id"]: t for t in read_tables(data_dir, "collective")}
+
     def make(row):
-        return AllReduceCurve(row["gpus"], row["latency_us"], row["bus_gbs"], row["kind"], row["fabric"])
+        table = tables.get(row["table"], {})
+        library = table.get("library") or ("vLLM's custom all-reduce" if row["kind"] == "custom" else "NCCL")
+        return AllReduceCurve(row["gpus"], row["latency_us"], row["bus_gbs"], row["kind"], row["fabric"], library,
+                              table.get("measured_by", "AIConfigurator"))
     return {device: tuple(c) for device, c in _by_device("allreduce", make, data_dir).items()}
 
 

@@ -38,6 +38,7 @@ CONTEXT_ISL = (128, 512, 1024, 2048, 4096, 8192, 16384)
 # (where tile quantisation shows), and widths and depths from 256 to 65,536.
 M_GRID = (1, 2, 4, 8, 16, 32, 64, 128, 129, 256, 257, 512, 1024, 1025, 2048, 4096, 8192, 16384, 32768)
 NK_GRID = (256, 512, 1024, 2048, 4096, 8192, 16384, 65536)
+AICONFIGURATOR = "ed-aiconfigurator-perf-db"  # the source id of the tables this script reads
 
 
 def _frames(spec: dict, kind: str, clone: str):
@@ -47,6 +48,8 @@ def _frames(spec: dict, kind: str, clone: str):
     import pandas as pd
 
     for table in spec.get(kind, []):
+        if table.get("source") != AICONFIGURATOR:  # a table copied from another published log (rccl-tests)
+            continue
         blob = subprocess.run(["git", "-C", clone, "show", f"{table['commit']}:{table['path']}"],
                               check=True, capture_output=True).stdout
         yield table, pd.read_parquet(io.BytesIO(blob))
@@ -73,10 +76,13 @@ def main(clone: str) -> int:
             df = df[df.backend == "vllm_graph"]
         for r in df.sort_values(["num_gpus", "message_size"]).itertuples():
             collectives.append((table["id"], int(r.num_gpus), int(r.message_size) * 2, f"{float(r.latency):.6g}"))
+    with OUT_ALLREDUCE.open(newline="") as handle:  # the rows of tables copied from other logs stay as they are
+        ours = {t["id"] for t in spec.get("collective", []) if t.get("source") == AICONFIGURATOR}
+        kept = [tuple(r.values()) for r in csv.DictReader(handle) if r["table"] not in ours]
     with OUT_ALLREDUCE.open("w", newline="") as handle:
         out = csv.writer(handle, lineterminator="\n")
         out.writerow(("table", "gpus", "bytes", "latency_ms"))
-        out.writerows(collectives)
+        out.writerows(collectives + kept)
     print(f"{len(collectives)} rows -> {OUT_ALLREDUCE}")
     decode = []
     for table, df in _frames(spec, "attention", clone):

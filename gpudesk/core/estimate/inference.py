@@ -270,10 +270,13 @@ def kernel_sources(w, s, device, tp: int = 1) -> list[str]:
     (all-reduces only where the layout splits the model over devices)."""
     curve = gemm_curve(device, profile_of(device), "fp8" if w.precision == "fp8" else "bf16")
     out = [f"Matrix multiplications timed by shape (M, N, K: tiles, waves, short-K ramp, memory side): {curve.basis}."]
-    kinds = {(c.kind, c.gpus) for c in device.all_reduce_curves}
-    if kinds and tp > 1:
-        out.append("Tensor-parallel all-reduces timed by message size from NCCL and vLLM's custom all-reduce measured "
-                   f"on {device.name} ({', '.join(str(g) for g in sorted({g for _k, g in kinds}))} GPUs, AIConfigurator).")
+    curves = device.all_reduce_curves
+    if curves and tp > 1:
+        libraries = " and ".join(dict.fromkeys(c.library for c in curves))
+        gpus = ", ".join(str(g) for g in sorted({c.gpus for c in curves}))
+        by = ", ".join(dict.fromkeys(c.measured_by for c in curves if c.measured_by))
+        out.append(f"Tensor-parallel all-reduces timed by message size from {libraries} measured on {device.name} "
+                   f"({gpus} GPUs{', ' + by if by else ''}).")
     timed = attention_curves(device.decode_attention_curves, kv_dtype(w), w.server)
     if timed and s.attention != "mla" and not s.sliding_window:
         kernels = " and ".join(sorted({SERVER_KERNELS.get(c.server, c.server) for c in timed}))

@@ -145,7 +145,9 @@ class AllReduceCurve:
     latency_us: float
     bus_gbs: float
     kind: str = "nccl"  # nccl | custom (a serving engine's own all-reduce, replayed in a CUDA graph)
-    fabric: str = "nvlink"  # the link family it was measured over (nvlink | pcie)
+    fabric: str = "nvlink"  # the link family it was measured over (nvlink | pcie | infinity_fabric)
+    library: str = "NCCL"  # what was timed, in words (NCCL, RCCL, vLLM's custom all-reduce)
+    measured_by: str = ""  # whose table (AIConfigurator, a vendor's published rccl-tests run)
 
     def seconds(self, nbytes: float) -> float:
         if nbytes <= 0:
