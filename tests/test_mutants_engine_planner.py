@@ -742,10 +742,17 @@ def test_hybrid_sharding_with_one_replica_a_node_is_data_parallel_across_the_nod
     # inside one node: the gathers of 10,784 dense and 9,216 expert bytes, 3 a micro-batch
     one = _ctx(s=replace(MOE, params=10_000.0))
     assert P._data_parallel(one, Plan(dp=8, sharding="hsdp"), STAGE)[1] == pytest.approx(3 * 7 / 8 * 20_000 / 1e11)
-    # every 25 MB bucket of the gathers pays the ring's 7 hops: 2 GB is 80 buckets
+    # sharded weights are gathered a layer at a time (the FSDP unit), not in 25 MB buckets: each of
+    # the 4 layers' gathers pays the ring's 7 hops, whatever the bytes (2 GB would be 80 buckets)
     lat = _ctx(topo=_topo(8, latency=1e-6))
-    ag = 7 / 8 * 2e9 / 1e11 + 80 * 7 * 1e-6
+    ag = 7 / 8 * 2e9 / 1e11 + 4 * 7 * 1e-6
     assert P._data_parallel(lat, Plan(dp=8, sharding="hsdp"), STAGE)[1] == pytest.approx(3 * ag)
+    assert P._data_parallel(lat, Plan(dp=8, sharding="zero3"), STAGE)[1] == pytest.approx(3 * ag)
+    # a pipeline stage gathers only its own layers: 2 of the 4 on each of 2 stages
+    half = 7 / 8 * 2e9 / 2 / 1e11 + 2 * 7 * 1e-6
+    assert P._data_parallel(lat, Plan(dp=8, pp=2, sharding="zero3"), STAGE)[1] == pytest.approx(3 * half)
+    # plain data parallelism keeps the gradient buckets: 80 of them, 2 hops each on a ring of 2
+    assert P._data_parallel(lat, Plan(dp=2, sharding="none"), STAGE)[1] == pytest.approx(2e9 / 1e11 + 80 * 2e-6)
 
 
 def test_data_parallel_traffic_across_two_nodes_goes_through_each_nodes_nics():

@@ -251,6 +251,11 @@ def _data_parallel(ctx: Context, plan: Plan, stage: StageTime) -> tuple[float, f
     replicas = place(plan.dp * plan.cp, plan.tp, topo)
     expert_replicas = place(max(1, plan.dp * plan.cp // plan.ep), plan.tp * plan.ep, topo)
     msgs = max(1.0, (dense_b + expert_b) / C.BUCKET_BYTES)
+    if plan.sharding in ("zero3", "hsdp"):
+        # fully sharded weights are gathered, and their gradients scattered, one layer at a time (the
+        # FSDP unit: PyTorch FSDP wraps each transformer block, XLA gathers each scanned layer), not in
+        # the gradient buckets of plain data parallelism
+        msgs = max(1.0, ctx.s.layers / plan.pp)
 
     def both(fn, factor=1.0):
         return fn(dense_b * factor, replicas, topo, msgs) + fn(expert_b * factor, expert_replicas, topo, 1.0)
