@@ -84,6 +84,19 @@ def test_no_nan_or_negative_output(w, groups):
 
 
 @SETTINGS
+@given(workloads(kind="train"), clusters())
+def test_no_case_runs_the_hardware_past_its_utilisation_ceiling(w, groups):
+    """Recomputed forward passes run on the device too: even the optimistic case's hardware FLOP
+    utilisation stays at or under the ceiling, and it counts the recomputation the model FLOPs leave out."""
+    from gpudesk.core.estimate import constants as C
+
+    est = estimate(EstimateInput(w, groups, SITE))
+    if est.feasible and est.hfu is not None and not w.mfu:
+        assert est.hfu.high <= C.UTILISATION_MAX * (1 + 1e-9)
+        assert est.hfu.low >= est.mfu.low and est.hfu.high >= est.mfu.high
+
+
+@SETTINGS
 @given(workloads(kind="train"), clusters(), st.floats(1.01, 10.0))
 def test_more_tokens_never_take_less_time(w, groups, factor):
     a = estimate(EstimateInput(w, groups, SITE))

@@ -221,6 +221,9 @@ def _timed(inp: EstimateInput, groups, setup: Setup, found: SearchResult, assump
                        plan.describe())
     cases = [best if c == 1 else evaluate(context(setup, c), plan, {}) for c in CASES]
     factor = _calibration(inp, setup.device, notes)
+    # hardware FLOPs per model FLOP: recomputed forward passes run on the device too
+    recompute = 1.0 + (C.RECOMPUTE_FACTOR - 1.0) * plan.recomputed if plan.recompute == "full" else \
+        {"selective": 1.02}.get(plan.recompute, 1.0)
     peak_total = sum((training_peak(g.device, w.precision) or setup.peak).tflops * g.devices for g in groups) * 1e12
     tps = [r.tokens_per_s * factor * C.FITTED_SCALE["training"] for r in cases]
     if w.mfu:
@@ -228,8 +231,9 @@ def _timed(inp: EstimateInput, groups, setup: Setup, found: SearchResult, assump
         tps = given
     elif factor == 1.0:  # not calibrated on the user's own measurements: the engine's known error applies
         known = Range(tps[0], tps[1], tps[2]).at_least(C.MODEL_ERROR["training"])
-        # but never past physics: every FLOP at the fastest matrix rate the optimistic case allows
-        ceiling = setup.topo.devices * context(setup, 2).rates.gemm / setup.flops_per_token
+        # but never past physics: every FLOP, recomputed ones included, at the fastest matrix rate the
+        # optimistic case allows
+        ceiling = setup.topo.devices * context(setup, 2).rates.gemm / (setup.flops_per_token * recompute)
         tps = [known.low, known.likely, max(known.likely, min(known.high, ceiling))]
     est = _empty(w, setup.topo.devices, memory, [], notes, assumptions)
     est.feasible = True
@@ -238,8 +242,6 @@ def _timed(inp: EstimateInput, groups, setup: Setup, found: SearchResult, assump
     est.step_time_s = Range(steps[2], steps[1], steps[0])
     mfu = [t * setup.flops_per_token / peak_total for t in tps]
     est.mfu = Range(mfu[0], mfu[1], mfu[2])
-    recompute = 1.0 + (C.RECOMPUTE_FACTOR - 1.0) * plan.recomputed if plan.recompute == "full" else \
-        {"selective": 1.02}.get(plan.recompute, 1.0)
     est.hfu = Range(mfu[0] * recompute, mfu[1] * recompute, mfu[2] * recompute)
     shares = [_comm_share(r) for r in cases]
     est.comm_share = Range(min(shares), shares[1], max(shares))
