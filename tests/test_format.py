@@ -53,3 +53,6 @@ def test_a_range_of_durations_with_no_end_says_so():
     assert duration_range(None, 5.0) == "n/a"
     assert duration_range(10.0, float("inf")) == "10 s–never"
     assert duration(3 * 3600) == "3 h" and duration(1.5) == "1.5 s" and duration(0.25) == "250 ms"
+    # each unit starts where the one below ends: 120 s is 2 min, 2 h is 2 h, not 120 min
+    assert duration(119.0) == "119 s" and duration(120.0) == "2 min" and duration(7200.0) == "2 h"
+    assert duration(None) == "n/a" and duration(float("nan")) == "never"
