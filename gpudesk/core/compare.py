@@ -17,7 +17,7 @@ from gpudesk.core.estimate.engine import estimate as run_estimate
 from gpudesk.core.estimate.tco import PART_FACTORS
 from gpudesk.core.estimate.topology import joins_nodes
 from gpudesk.core.estimate.types import Estimate, Range
-from gpudesk.core.format import duration, duration_range, format_number, si, usd
+from gpudesk.core.format import duration, format_number, si, span, usd
 from gpudesk.core.prices import STALE_MONTHS, is_stale
 from gpudesk.core.resolve import ResolveError, resolve_option
 from gpudesk.core.scenario import Option, Scenario
@@ -351,9 +351,7 @@ def _cell_range(r: Range | None, fmt) -> Cell:
         return Cell(text="—")
     if abs(r.high - r.low) <= 1e-9 * max(abs(r.likely), 1e-12):
         return Cell(r.likely, r.low, r.high, fmt(r.likely))
-    if fmt is duration:  # a range of durations reads in one unit, the likely value's
-        return Cell(r.likely, r.low, r.high, f"{fmt(r.likely)}\n({duration_range(r.low, r.high, r.likely)})")
-    return Cell(r.likely, r.low, r.high, f"{fmt(r.likely)}\n({fmt(r.low)}–{fmt(r.high)})")
+    return Cell(r.likely, r.low, r.high, f"{fmt(r.likely)}\n({span(fmt, r.low, r.high, r.likely)})")
 
 
 def _cell(value, fmt) -> Cell:

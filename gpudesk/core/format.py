@@ -68,6 +68,14 @@ def duration_range(low: float | None, high: float | None, like: float | None = N
     return f"{low / per:.3g}–{high / per:.3g} {unit}"
 
 
+def span(fmt, low: float, high: float, like: float | None = None) -> str:
+    """The two ends of a range written with `fmt`: durations in one unit (`duration_range`), every
+    other figure end by end."""
+    if fmt is duration:
+        return duration_range(low, high, like)
+    return f"{fmt(low)}–{fmt(high)}"
+
+
 def usd(value: float | None) -> str:
     if value is None:
         return "n/a"

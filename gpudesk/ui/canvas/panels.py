@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpudesk.core.compare import slowest_link_share
-from gpudesk.core.format import co2, duration, duration_range, energy, flops, power, si, usd
+from gpudesk.core.format import co2, duration, energy, flops, power, si, span, usd
 from gpudesk.core.prices import capex_parts_text, commitments_text
 from gpudesk.core.summary import plan_text, step_text
 from gpudesk.ui import theme
@@ -472,7 +472,7 @@ class EstimatesPanel(QFrame):
         else:
             r = est.tokens_per_s
             v["speed"].setText(f"{si(r.likely, 'tokens/s')}  ({si(r.low)}–{si(r.high)}), MFU {est.mfu.likely:.0%}")
-            v["time"].setText(f"{duration(est.time_s.likely)}  ({duration_range(est.time_s.low, est.time_s.high, est.time_s.likely)})"
+            v["time"].setText(f"{duration(est.time_s.likely)}  ({span(duration, est.time_s.low, est.time_s.high, est.time_s.likely)})"
                               if est.time_s else "set the workload's tokens")
         v["link"].setText(slowest_link_text(est))
         v["power"].setText(power_text(est, context))
