@@ -99,13 +99,17 @@ def test_every_fitted_curve_is_rebuilt_from_its_table():
         for f in CURVE_FIELDS:
             assert c[f] == pytest.approx(old[f], rel=1e-3, abs=1e-3), (c["table"], f)
         assert c["rms_log_error"] == pytest.approx(old["rms_log_error"], abs=1e-3)
-        # the curve explains its table: a quarter of a log unit for BF16, less than half for FP8
-        assert c["rms_log_error"] < (0.25 if c["precision"] == "bf16" else 0.45), c["table"]
+        # the curve explains its table: a quarter of a log unit for BF16, less than half for FP8; block-scaled
+        # FP4, whose small products are slowed by quantising the activations and reading the scales, within
+        # 0.3 on the data-centre Blackwells and 0.55 on the RTX PRO 6000 (its table rises unevenly with M)
+        limit = {"bf16": 0.25, "fp8": 0.45}.get(c["precision"]) or (0.55 if c["device"].startswith("rtx") else 0.3)
+        assert c["rms_log_error"] < limit, c["table"]
 
 
 def test_the_catalogue_hands_each_measured_device_its_curves():
     curves = curves_by_device()
     assert set(curves["h100-sxm5-80gb"]) == {"bf16", "fp8"}
+    assert set(curves["b200-sxm-180gb"]) == {"bf16", "fp8", "fp4"}
     assert curves["h100-sxm5-80gb"]["bf16"].measured
     assert "AIConfigurator" in curves["a100-sxm4-80gb"]["bf16"].basis
 
@@ -344,3 +348,40 @@ def test_every_context_attention_curve_is_rebuilt_from_its_table():
     _assert_refitted("context", refit_context_attention(), ("table",), ("efficiency", "seq_half", "fixed_us"), 0.2)
     h100 = context_by_device()["h100-sxm5-80gb"]
     assert 0.5 < h100.efficiency < 0.8 and "h100_sxm-vllm0.24.0-context" in h100.basis
+
+
+def test_fp4_products_run_at_their_measured_share_where_a_table_exists(catalogue):
+    """Block-scaled FP4 GEMMs reach far less of their peak than 16-bit ones do of theirs (B200: about
+    half, against 78%); a device with a measured FP4 table is timed with it, one without keeps the
+    16-bit share at its FP4 rate."""
+    from gpudesk.core.catalogue.convert import device_from_row
+    from gpudesk.core.estimate.compute import gemm_curve
+    from gpudesk.core.estimate.profiles import matmul_share, profile_of
+    from gpudesk.core.resolve import estimate_scenario
+    from gpudesk.core.scenario import parse_scenario
+
+    b200 = device_from_row(catalogue.get("accelerators", "b200-sxm-180gb"))
+    fp4 = curves_by_device()["b200-sxm-180gb"]["fp4"]
+    share, basis = matmul_share(b200, profile_of(b200), "fp4")
+    assert share == pytest.approx(fp4.efficiency) and 0.4 < share < 0.7
+    assert "measured FP4 products" in basis and "b200_sxm-vllm0.24.0-fp4" in basis
+    assert share < matmul_share(b200, profile_of(b200), "bf16")[0] - 0.15
+    assert gemm_curve(b200, profile_of(b200), "fp4") is fp4
+    # int4 weight-only quantisation multiplies at 16 bits: the 16-bit table and share
+    assert gemm_curve(b200, profile_of(b200), "int4") is curves_by_device()["b200-sxm-180gb"]["bf16"]
+    rtx5090 = device_from_row(catalogue.get("accelerators", "rtx-5090"))
+    assert rtx5090.peak_tflops.get("fp4") and "fp4" not in rtx5090.gemm_curves
+    assert matmul_share(rtx5090, profile_of(rtx5090), "fp4") == matmul_share(rtx5090, profile_of(rtx5090), "bf16")
+
+    def served(precision):
+        doc = {"gpudesk_scenario": 1, "name": "t", "cluster": [{"item": "b200-sxm-180gb", "per_node": 8, "nodes": 1}],
+               "workload": {"kind": "infer", "model": "llama-3.1-70b", "precision": precision, "concurrency": 64,
+                            "prompt_tokens": 8192, "output_tokens": 64}}
+        return estimate_scenario(parse_scenario(doc, "t"), catalogue)
+
+    fp4_run, fp8_run = served("fp4"), served("fp8")
+    assert "fitted to 1197 measured products (b200_sxm-vllm0.24.0-fp4" in "\n".join(fp4_run.assumptions)
+    # prompt processing is compute-bound: FP4's measured products are faster than FP8's, but by far less
+    # than the datasheet's two times
+    ratio = fp4_run.breakdown["prefill_tokens_per_s"] / fp8_run.breakdown["prefill_tokens_per_s"]
+    assert 1.0 < ratio < 1.6

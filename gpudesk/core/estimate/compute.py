@@ -16,7 +16,7 @@ from gpudesk.core.estimate.model import (
     expert_products,
     layer_matmul_params,
 )
-from gpudesk.core.estimate.profiles import Profile, bandwidth_share, matmul_share, profile_of
+from gpudesk.core.estimate.profiles import Profile, bandwidth_share, gemm_key, matmul_share, profile_of
 from gpudesk.core.estimate.types import Device, Workload
 
 
@@ -127,10 +127,11 @@ def rates(device: Device, peak: Peak, case_factor: float, precision: str) -> Rat
 
 
 def gemm_curve(device: Device, profile: Profile, precision: str) -> GemmCurve:
-    """The device's GEMM curve at `precision` ("bf16" or "fp8"): fitted to its own measured table
-    where the catalogue has one, else built from its datasheet and family."""
-    key = "fp8" if precision == "fp8" else "bf16"
-    own = device.gemm_curves.get(key) or (device.gemm_curves.get("bf16") if key == "fp8" else None)
+    """The device's GEMM curve at `precision` ("bf16", "fp8" or "fp4"): fitted to its own measured table
+    where the catalogue has one (its 16-bit table where it has none at 8 or 4 bits), else built from its
+    datasheet and family."""
+    key = gemm_key(precision)
+    own = device.gemm_curves.get(key) or (device.gemm_curves.get("bf16") if key != "bf16" else None)
     if own is not None:
         return own
     share, _ = matmul_share(device, profile, key)

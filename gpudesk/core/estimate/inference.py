@@ -10,7 +10,7 @@ from gpudesk.core.estimate.compute import gemm_curve
 from gpudesk.core.estimate.frontier import frontier, operating_point, points
 from gpudesk.core.estimate.memory import capacity_basis, capacity_gb
 from gpudesk.core.estimate.model import describe, kv_dtype, shape_of
-from gpudesk.core.estimate.profiles import bandwidth_share, profile_of
+from gpudesk.core.estimate.profiles import bandwidth_share, gemm_key, profile_of
 from gpudesk.core.estimate.serving import (
     Layout,
     Serving,
@@ -268,7 +268,7 @@ SERVER_KERNELS = {"vllm": "vLLM's", "trtllm": "TensorRT-LLM's"}
 def kernel_sources(w, s, device, tp: int = 1) -> list[str]:
     """Where the kernel times by shape come from: the device's measured tables, or its datasheet
     (all-reduces only where the layout splits the model over devices)."""
-    curve = gemm_curve(device, profile_of(device), "fp8" if w.precision == "fp8" else "bf16")
+    curve = gemm_curve(device, profile_of(device), gemm_key(w.precision))
     out = [f"Matrix multiplications timed by shape (M, N, K: tiles, waves, short-K ramp, memory side): {curve.basis}."]
     curves = device.all_reduce_curves
     if curves and tp > 1:

@@ -163,9 +163,23 @@ def bandwidth_share(device: Device, profile: Profile) -> tuple[float, str]:
     return profile.bandwidth, profile.label
 
 
+def gemm_key(precision: str) -> str:
+    """The GEMM tables and shares a workload's precision is timed with: FP8 and FP4 their own, every
+    other precision (16-bit, weight-only quantisation) the 16-bit ones."""
+    return precision if precision in ("fp8", "fp4") else "bf16"
+
+
 def matmul_share(device: Device, profile: Profile, precision: str) -> tuple[float, str]:
-    """Share of the dense peak large GEMMs reach at `precision`, and where the figure comes from."""
-    key = "fp8" if precision == "fp8" else "bf16"
+    """Share of the dense peak large GEMMs reach at `precision`, and where the figure comes from. At
+    FP4 no MAMF is published: a measured FP4 table's large-product share is used where the device has
+    one (block-scaled FP4 reaches far less of its peak than 16-bit does of its own), else the 16-bit
+    share, as for every precision without a figure of its own."""
+    key = gemm_key(precision)
+    if key == "fp4":
+        curve = device.gemm_curves.get("fp4")
+        if curve is not None and getattr(curve, "measured", False):
+            return min(0.99, curve.efficiency), f"{device.name}'s measured FP4 products ({curve.basis})"
+        key = "bf16"
     measured = device.achievable_tflops.get(key)
     peak = device.peak_tflops.get(key) or device.peak_tflops.get("fp16")
     if measured and peak:

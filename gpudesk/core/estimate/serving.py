@@ -45,7 +45,7 @@ from gpudesk.core.estimate.model import (
     matmul_params_per_token,
     weight_bytes_per_param,
 )
-from gpudesk.core.estimate.profiles import bandwidth_share, matmul_share, profile_of
+from gpudesk.core.estimate.profiles import bandwidth_share, gemm_key, matmul_share, profile_of
 from gpudesk.core.estimate.topology import Topology
 from gpudesk.core.estimate.types import Band, Device, Workload
 
@@ -109,7 +109,8 @@ class Engine:
 def engine_rates(device: Device, precision: str, case: int, spread: float) -> Engine:
     profile = profile_of(device)
     peak, _ = inference_peak(device, precision)
-    share, _basis = matmul_share(device, profile, "fp8" if precision == "fp8" else "bf16")
+    key = gemm_key(precision)
+    share, _basis = matmul_share(device, profile, key)
     gemm_case = C.PREFILL_GEMM_SHARE.pick(case)
     bw_case = {0: 0.85 / spread, 1: 1.0, 2: min(1.08, 1.0 * spread)}[case]
     vector = (device.peak_tflops.get("fp32") or (peak or 0.0) / 8.0) * 1e12 / 2.0  # FMA counts 2 FLOPs
@@ -122,10 +123,10 @@ def engine_rates(device: Device, precision: str, case: int, spread: float) -> En
         step_overhead_s=C.SERVER_STEP_OVERHEAD_S.pick(case),
         compute_known=peak is not None,
         tensor=profile.tensor,
-        curve=gemm_curve(device, profile, "fp8" if precision == "fp8" else "bf16"),
+        curve=gemm_curve(device, profile, key),
         peak_flops=(peak or 0.0) * 1e12,
         bandwidth_raw=max(1.0, (device.mem_bandwidth_gbs or 0.0) * 1e9),
-        gemm_precision="fp8" if precision == "fp8" else "bf16",
+        gemm_precision=key,
         decode_curves=tuple(device.decode_attention_curves),
         context_curve=device.context_attention_curve,
         attention_case=gemm_case / C.PREFILL_GEMM_SHARE.likely,

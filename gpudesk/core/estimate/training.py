@@ -232,9 +232,9 @@ def _timed(inp: EstimateInput, groups, setup: Setup, found: SearchResult, assump
     elif factor == 1.0:  # not calibrated on the user's own measurements: the engine's known error applies
         known = Range(tps[0], tps[1], tps[2]).at_least(C.MODEL_ERROR["training"])
         # but never past physics: every FLOP, recomputed ones included, at the fastest matrix rate the
-        # optimistic case allows
+        # optimistic case allows (the fitted scale can carry even the likely case of a small model past it)
         ceiling = setup.topo.devices * context(setup, 2).rates.gemm / (setup.flops_per_token * recompute)
-        tps = [known.low, known.likely, max(known.likely, min(known.high, ceiling))]
+        tps = [min(known.low, ceiling), min(known.likely, ceiling), min(max(known.likely, known.high), ceiling)]
     est = _empty(w, setup.topo.devices, memory, [], notes, assumptions)
     est.feasible = True
     est.tokens_per_s = Range(tps[0], tps[1], tps[2])
