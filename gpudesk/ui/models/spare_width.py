@@ -20,7 +20,11 @@ class SpareWidth(QObject):
         self.key = key
         self.limits = (minimum, maximum)  # fit_columns' limits: the fitted width is the floor
         self._fitted: tuple[int, int, int] | None = None  # (column, fitted width, needed width)
-        table.viewport().installEventFilter(self)
+        # The horizontal header spans the viewport and is resized with it (a window resize, a vertical
+        # scroll bar appearing), so its width and resize events stand for the viewport's. Watching the
+        # header rather than the viewport also spares start-up the first wrapping of a plain QWidget,
+        # which creates PySide6's QWidget enums (10-20 ms before the populated window).
+        table.horizontalHeader().installEventFilter(self)
 
     def refit(self, widths: list[int] | None = None) -> None:
         """After the rows or columns changed: the column is measured again, or its width taken from
@@ -45,7 +49,7 @@ class SpareWidth(QObject):
             self._fitted = (column, min(max(needed, self.limits[0]), self.limits[1]), needed)
         _, fitted, needed = self._fitted
         width = header.sectionSize(column)
-        spare = self.table.viewport().width() - header.length()
+        spare = header.width() - header.length()
         wanted = max(fitted, min(needed, width + spare))
         if wanted != width:
             header.resizeSection(column, wanted)
