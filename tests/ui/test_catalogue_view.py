@@ -277,3 +277,27 @@ def test_a_wide_window_gives_its_spare_width_to_names_and_a_narrow_one_takes_it_
     assert header.length() <= view.table.viewport().width()  # and no horizontal scrolling for it
     view.resize(1100, 700)
     qtbot.waitUntil(lambda: header.sectionSize(name) == FIT_MAXIMUM, timeout=2000)
+
+
+def test_a_narrow_detail_panel_keeps_words_and_prices_whole_and_names_each_offers_region(view, qtbot):
+    """At the smallest panel a 1,100-pixel window leaves, the sourced figures do not break inside a word
+    ("datacent|er"), a long cloud instance name wraps instead of squeezing its price to one character a
+    line, nothing scrolls sideways, and offers of one instance in several regions say which is which."""
+    view.resize(820, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    assert view.select_id("a10")
+    detail = view.detail
+    assert detail.width() <= 310  # the panel at its minimum
+    qtbot.waitUntil(lambda: detail.document().idealWidth() <= detail.viewport().width(), timeout=2000)
+    assert detail.horizontalScrollBar().maximum() == 0
+    lines = {}
+    block = detail.document().begin()
+    while block.isValid():
+        text = block.text()
+        if text in ("datacenter", "31.2 TFLOPS") or text.endswith("/GPU-h"):
+            lines[text] = block.layout().lineCount()
+        block = block.next()
+    assert lines.get("datacenter") == 1 and lines.get("31.2 TFLOPS") == 1, lines
+    assert lines and all(n == 1 for t, n in lines.items() if t.endswith("/GPU-h")), lines
+    assert {"eastus", "eastus2", "westus3"} <= {line.strip() for line in detail.toPlainText().splitlines()}

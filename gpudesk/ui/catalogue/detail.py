@@ -41,6 +41,8 @@ def _css() -> str:
  td.l {{ color: {c['muted']}; white-space: nowrap; }}
  td.v {{ font-weight: 600; }}
  td.s {{ color: {c['muted']}; font-size: 8.5pt; white-space: nowrap; }}
+ td.lw {{ color: {c['muted']}; }}
+ td.vn {{ font-weight: 600; white-space: nowrap; }}
  .derived {{ color: {c['muted']}; font-weight: normal; font-size: 8.5pt; white-space: normal; }}
  .notes {{ color: {c['ink_soft']}; margin-top: 10px; }}
  .blank {{ color: {c['faint']}; font-weight: normal; }}
@@ -190,9 +192,16 @@ def _related(catalogue, kind: str, record: dict) -> list[str]:
             out.append("<h3>Cloud offerings</h3><table class='f'>")
             for c in sorted(offers, key=lambda c: c["usd_per_hour"] / max(1, c.get("accelerator_count") or 1)):
                 per_gpu = c["usd_per_hour"] / max(1, c.get("accelerator_count") or 1)
+                # the instance name wraps (after its underscores, dots and hyphens) so the price beside it
+                # stays whole in a narrow panel
+                name = escape(c["instance_type"])
+                for mark in ("_", ".", "-"):
+                    name = name.replace(mark, mark + "\u200b")
+                # offers of one instance differ by region: each says its own
+                region = f"<div class='pnote'>{escape(c['region'])}</div>" if c.get("region") else ""
                 out.append(
-                    f"<tr><td class='l'>{escape(c['provider'])} {escape(c['instance_type'])}</td>"
-                    f"<td class='v'>${per_gpu:,.2f}/GPU-h</td><td class='s'>{escape(c.get('date') or '')}</td></tr>"
+                    f"<tr><td class='lw'>{escape(c['provider'])} {name}{region}</td>"
+                    f"<td class='vn'>${per_gpu:,.2f}/GPU-h</td><td class='s'>{escape(c.get('date') or '')}</td></tr>"
                 )
             out.append("</table>")
     return out

@@ -50,7 +50,7 @@ def table_and_side(table: QTableView, side: QWidget) -> QSplitter:
     splitter.addWidget(side)
     splitter.setStretchFactor(0, 3)
     splitter.setStretchFactor(1, 1)
-    splitter.setSizes([900, 280])  # at 1280 pixels the buyer columns fit beside the detail
+    splitter.setSizes([880, 300])  # at 1280 pixels the buyer columns fit beside the detail
     splitter.setChildrenCollapsible(False)
     return splitter
 
@@ -64,7 +64,7 @@ class SidePanel(QSplitter):
         self.detail = QTextBrowser()
         self.detail.setObjectName("detail")
         self.detail.setOpenExternalLinks(True)
-        self.detail.setMinimumWidth(260)
+        self.detail.setMinimumWidth(300)  # a label, a value such as "datacenter" or "31.2 TFLOPS" whole, and its source
         self.price_chart = PriceChart()
         self.addWidget(self.detail)
         self.addWidget(self.price_chart)
