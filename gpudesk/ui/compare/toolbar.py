@@ -21,7 +21,10 @@ class CompareToolbar(QWidget):
         super().__init__(parent)
         self.preset = QComboBox()
         self.preset.setObjectName("comparePreset")
-        self.preset.setMinimumWidth(320)
+        # the questions are long sentences: the picker shows what fits and gives way to the buttons
+        # in a narrow window, rather than growing under them
+        self.preset.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.preset.setMinimumContentsLength(14)
         self.preset.activated.connect(self.example_chosen.emit)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
