@@ -198,3 +198,26 @@ def test_llama_cpp_replays_its_cuda_graph_only_for_one_sequence(catalogue):
                 "for steps of at most 1 sequence(s))" in text)
 
     assert said(1) == (True, False) and said(8) == (False, True)
+
+
+def test_a_gaudi_box_joins_its_cards_by_their_21_scale_up_ports_not_one_ethernet_port(catalogue):
+    """Intel's HLS boxes wire 21 of each Gaudi's 24 RoCE ports all-to-all (3 to each peer): a Gaudi 3 box's
+    fast domain moves 525 GB/s each way per card, a Gaudi 2 box's 262.5, where one 200 or 100 GbE port (the
+    link these records named before) moves 25 or 12.5."""
+    from gpudesk.core.estimate.topology import topology_of
+    from gpudesk.core.resolve import resolve_option
+    from gpudesk.core.scenario import parse_scenario
+
+    def topo(item):
+        doc = {"gpudesk_scenario": 1, "name": "t", "cluster": [{"item": item, "per_node": 8, "nodes": 1}],
+               "workload": {"kind": "infer", "model": "llama-3.1-70b", "precision": "fp8", "tp": 8}}
+        scenario = parse_scenario(doc, "t")
+        return topology_of(resolve_option(scenario, scenario.options()[0], catalogue).inputs.groups)
+
+    g3, g2 = topo("gaudi-3"), topo("gaudi-2")
+    assert "Gaudi 3 scale-up" in g3.intra_name and "Gaudi 2 scale-up" in g2.intra_name
+    assert g3.intra_gbs == pytest.approx(525 * 0.9) and g2.intra_gbs == pytest.approx(262.5 * 0.9)
+    kit = catalogue.get("systems", "intel-gaudi3-ai-kit-8x")
+    assert kit["intra_link"] == "gaudi3-scaleup"
+    link = catalogue.get("interconnects", "gaudi3-scaleup")
+    assert link["source"] == "intel-gaudi-docs-network-configuration" and link["unidirectional_gbs"] == 525
