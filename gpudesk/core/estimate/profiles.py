@@ -177,7 +177,7 @@ def matmul_share(device: Device, profile: Profile, precision: str) -> tuple[floa
     key = gemm_key(precision)
     if key == "fp4":
         curve = device.gemm_curves.get("fp4")
-        if curve is not None and getattr(curve, "measured", False):
+        if curve is not None and curve.measured:
             return min(0.99, curve.efficiency), f"{device.name}'s measured FP4 products ({curve.basis})"
         key = "bf16"
     measured = device.achievable_tflops.get(key)
