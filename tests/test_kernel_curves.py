@@ -385,3 +385,26 @@ def test_fp4_products_run_at_their_measured_share_where_a_table_exists(catalogue
     # than the datasheet's two times
     ratio = fp4_run.breakdown["prefill_tokens_per_s"] / fp8_run.breakdown["prefill_tokens_per_s"]
     assert 1.0 < ratio < 1.6
+
+
+def test_fp8_products_run_at_the_devices_own_measured_share(catalogue):
+    """FP8 GEMMs take the device's measured FP8 rate (MI300X and MI325X: AMD's MAF table, 1,273 and
+    1,519 TFLOPS); a device measured only at 16 bits (MI355X) keeps its own 16-bit share at FP8, not
+    its family's."""
+    from gpudesk.core.catalogue.convert import device_from_row
+    from gpudesk.core.estimate.profiles import matmul_share, profile_of
+
+    def share(item, precision):
+        device = device_from_row(catalogue.get("accelerators", item))
+        return matmul_share(device, profile_of(device), precision)
+
+    mi300x, basis = share("mi300x", "fp8")
+    assert mi300x == pytest.approx(1273 / 2614.9) and "measured 1,273 of 2,615 TFLOPS" in basis
+    assert share("mi325x", "fp8")[0] == pytest.approx(1519 / 2614.9)
+    assert share("mi300x", "bf16")[0] == pytest.approx(668.4 / 1307.4)  # Bekman's MAMF, not AMD's 708
+    mi355x = device_from_row(catalogue.get("accelerators", "mi355x"))
+    assert mi355x.achievable_tflops.get("bf16") and not mi355x.achievable_tflops.get("fp8")
+    own16 = mi355x.achievable_tflops["bf16"] / mi355x.peak_tflops["bf16"]
+    fp8, basis = share("mi355x", "fp8")
+    assert fp8 == pytest.approx(own16) and fp8 != pytest.approx(profile_of(mi355x).matmul)
+    assert "measured 1,565" in basis and basis.endswith("at 16 bits")

@@ -173,17 +173,20 @@ def matmul_share(device: Device, profile: Profile, precision: str) -> tuple[floa
     """Share of the dense peak large GEMMs reach at `precision`, and where the figure comes from. At
     FP4 no MAMF is published: a measured FP4 table's large-product share is used where the device has
     one (block-scaled FP4 reaches far less of its peak than 16-bit does of its own), else the 16-bit
-    share, as for every precision without a figure of its own."""
+    share, as for every precision without a figure of its own: at FP8, the device's own measured
+    16-bit share before its family's (unless the family has a measured FP8 share)."""
     key = gemm_key(precision)
     if key == "fp4":
         curve = device.gemm_curves.get("fp4")
         if curve is not None and curve.measured:
             return min(0.99, curve.efficiency), f"{device.name}'s measured FP4 products ({curve.basis})"
         key = "bf16"
-    measured = device.achievable_tflops.get(key)
-    peak = device.peak_tflops.get(key) or device.peak_tflops.get("fp16")
-    if measured and peak:
-        return min(0.99, measured / peak), f"{device.name}'s measured {measured:,.0f} of {peak:,.0f} TFLOPS"
+    for at in (key, "bf16") if key == "fp8" and not profile.matmul_fp8 else (key,):
+        measured = device.achievable_tflops.get(at)
+        peak = device.peak_tflops.get(at) or device.peak_tflops.get("fp16")
+        if measured and peak:
+            at_16 = " at 16 bits" if at != key else ""
+            return min(0.99, measured / peak), f"{device.name}'s measured {measured:,.0f} of {peak:,.0f} TFLOPS{at_16}"
     if precision == "fp8" and profile.matmul_fp8:
         return profile.matmul_fp8, profile.label
     return profile.matmul, profile.label
