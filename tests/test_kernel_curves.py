@@ -408,3 +408,92 @@ def test_fp8_products_run_at_the_devices_own_measured_share(catalogue):
     fp8, basis = share("mi355x", "fp8")
     assert fp8 == pytest.approx(own16) and fp8 != pytest.approx(profile_of(mi355x).matmul)
     assert "measured 1,565" in basis and basis.endswith("at 16 bits")
+
+
+# ----------------------------------------------------------------------------- a mixture of experts' operator
+def test_every_moe_curve_is_rebuilt_from_its_table():
+    """AIConfigurator's MoE tables (TensorRT-LLM's and vLLM's own operators on six GPUs) are refitted to
+    what curves.toml holds, each on its device's fitted GEMM curve, and every fit explains its table."""
+    from gpudesk.core.kernel_tables import moe_by_device, read_moe_rows, read_tables, refit_moe
+
+    fresh = refit_moe()
+    _assert_refitted("moe", fresh, ("table", "dtype"), ("grouped", "bandwidth_share", "row_bytes", "fixed_us"), 0.55)
+    tables = {t["id"]: t for t in read_tables(kind="moe")}
+    assert set(tables) == {c["table"] for c in fresh} and len(tables) == 12
+    # each table is taken whole on the sub-grid, every format its entry names
+    assert {(t, d) for t, d in read_moe_rows()} == {(t["id"], d) for t in tables.values() for d in t["dtypes"]}
+    h100 = {(c.server, c.dtype): c for c in moe_by_device()["h100-sxm5-80gb"]}
+    assert set(h100) == {("trtllm", "bfloat16"), ("trtllm", "fp8"), ("vllm", "bfloat16"), ("vllm", "fp8_block")}
+    # TensorRT-LLM's grouped products run nearer the dense curve than vLLM's Triton kernels on Hopper
+    assert h100["vllm", "fp8_block"].grouped < h100["trtllm", "fp8"].grouped
+    assert "h100_sxm-trtllm1.3.0rc20-moe" in h100["trtllm", "fp8"].basis
+
+
+def test_a_moe_call_is_the_slower_of_its_products_and_weights_plus_its_rows_traffic():
+    from gpudesk.core.estimate.kernels import GemmCurve, MoECurve, moe_terms
+
+    gemm = GemmCurve(efficiency=0.8, bandwidth_share=0.9, fixed_us=5.0, k_half=0.0, tile_m=64, tile_n=128,
+                     units=132)
+    moe = MoECurve("fp8", "trtllm", grouped=0.5, bandwidth_share=0.8, row_bytes=10.0, fixed_us=30.0)
+    peak, bw = 1979e12, 3.35e12
+    # one token, 8 of 128 experts: the eight experts' weights stream; its rows' traffic is small
+    products, weights, moved = moe_terms("fp8", 1, 4096, 1536, 8, 128, 1, 1, gemm, peak, bw)
+    assert weights == pytest.approx(8 * 3 * 4096 * 1536 * 1.0 / bw)
+    assert moved == pytest.approx(8 * 4096 / bw)
+    assert moe.seconds(1, 4096, 1536, 8, 128, 1, 1, gemm, peak, bw) == pytest.approx(
+        30e-6 + weights / 0.8 + 10.0 * moved)
+    # 16,384 tokens: every expert is read, the products dominate at half the dense curve's rate
+    products, weights, moved = moe_terms("fp8", 16384, 4096, 1536, 8, 128, 1, 1, gemm, peak, bw)
+    assert weights == pytest.approx(128 * 3 * 4096 * 1536 / bw) and products / 0.5 > weights / 0.8
+    assert moe.seconds(16384, 4096, 1536, 8, 128, 1, 1, gemm, peak, bw) == pytest.approx(
+        30e-6 + products / 0.5 + 10.0 * moved)
+    # tensor parallelism halves each expert's width; expert parallelism halves the experts and their rows
+    tp2 = moe_terms("fp8", 16384, 4096, 1536, 8, 128, 2, 1, gemm, peak, bw)
+    ep2 = moe_terms("fp8", 16384, 4096, 1536, 8, 128, 1, 2, gemm, peak, bw)
+    assert tp2[1] == pytest.approx(weights / 2) and tp2[2] == pytest.approx(moved)
+    assert ep2[1] == pytest.approx(weights / 2) and ep2[2] == pytest.approx(moved / 2)
+    assert moe_terms("bfloat16", 1, 4096, 1536, 8, 128, 1, 1, gemm, peak, bw)[1] == pytest.approx(2 * 8 * 3 * 4096 * 1536 / bw)
+
+
+def test_serving_a_mixture_of_experts_times_its_experts_with_the_measured_operator(catalogue):
+    """The routed experts of a MoE model served on a GPU with MoE tables run as the measured operator
+    does (slower than the grouped-GEMM model, the rows' traffic and a grouped kernel's rate counted);
+    the assumptions say whose operator; a dense model and a precision without a table are unchanged."""
+    from gpudesk.core.catalogue.convert import device_from_row
+    from gpudesk.core.estimate.serving import moe_curves_for
+    from gpudesk.core.resolve import estimate_scenario
+    from gpudesk.core.scenario import parse_scenario
+
+    def served(model, precision, server):
+        doc = {"gpudesk_scenario": 1, "name": "t", "cluster": [{"item": "h200-sxm-141gb", "per_node": 8, "nodes": 1}],
+               "workload": {"kind": "infer", "model": model, "precision": precision, "concurrency": 512,
+                            "prompt_tokens": 1000, "output_tokens": 1000, "server": server}}
+        return estimate_scenario(parse_scenario(doc, "t"), catalogue)
+
+    run = served("qwen3-235b-a22b", "fp8", "trtllm")
+    text = "\n".join(run.assumptions)
+    assert "routed experts timed from TensorRT-LLM's MoE operators measured on" in text
+    assert "h200_sxm-trtllm1.3.0rc20-moe, fp8" in text and "vLLM's" not in text.split("routed experts")[1]
+    assert "routed experts" not in "\n".join(served("llama-3.1-70b", "fp8", "trtllm").assumptions)
+    assert "routed experts" not in "\n".join(served("qwen3-235b-a22b", "int4", "trtllm").assumptions)
+    # the tuned server takes the faster engine's operator; llama.cpp runs its own per-expert path
+    h200 = device_from_row(catalogue.get("accelerators", "h200-sxm-141gb"))
+    assert {c.server for c in moe_curves_for(h200.moe_curves, "fp8", "tuned")} == {"trtllm", "vllm"}
+    assert {c.dtype for c in moe_curves_for(h200.moe_curves, "fp8", "sglang")} == {"fp8_block"}
+    assert moe_curves_for(h200.moe_curves, "fp8", "llamacpp") == ()
+    assert moe_curves_for(h200.moe_curves, "fp4", "trtllm") == ()  # Hopper has no NVFP4 table
+
+    # the same question without the measured operator (the grouped-GEMM model alone) runs faster:
+    # the operator adds its rows' traffic and a grouped kernel's rate; a dense model does not move
+    import gpudesk.core.catalogue.convert as convert
+
+    with_tables = run.tokens_per_s.likely
+    dense = served("llama-3.1-70b", "fp8", "trtllm").tokens_per_s.likely
+    original = convert.moe_by_device
+    try:
+        convert.moe_by_device = lambda: {}
+        without = served("qwen3-235b-a22b", "fp8", "trtllm").tokens_per_s.likely
+        assert served("llama-3.1-70b", "fp8", "trtllm").tokens_per_s.likely == pytest.approx(dense)
+    finally:
+        convert.moe_by_device = original
+    assert 1.1 < without / with_tables < 2.5

@@ -16,8 +16,15 @@ import sys
 import tomllib
 from pathlib import Path
 
-from gpudesk.core.estimate.kernel_fit import fit, fit_all_reduce, fit_context_attention, fit_decode_attention
-from gpudesk.core.estimate.kernels import AllReduceCurve, ContextAttentionCurve, DecodeAttentionCurve, GemmCurve
+from gpudesk.core.estimate.kernel_fit import fit, fit_all_reduce, fit_context_attention, fit_decode_attention, fit_moe
+from gpudesk.core.estimate.kernels import (
+    AllReduceCurve,
+    ContextAttentionCurve,
+    DecodeAttentionCurve,
+    GemmCurve,
+    MoECurve,
+    moe_terms,
+)
 from gpudesk.core.paths import bundled_data_dir
 
 CURVE_FIELDS = ("efficiency", "bandwidth_share", "fixed_us", "k_half", "tile_m", "tile_n", "units", "prepass_bytes")
@@ -151,15 +158,53 @@ def refit_context_attention(data_dir: Path | None = None) -> list[dict]:
     return out
 
 
+# the precision of the GEMM curve a MoE table's weight format multiplies at
+MOE_GEMM_PRECISION = {"bfloat16": "bf16", "fp8": "fp8", "fp8_block": "fp8", "nvfp4": "fp4"}
+
+
+def read_moe_rows(data_dir: Path | None = None) -> dict[tuple[str, str], list[tuple]]:
+    """MoE rows by (table id, weight format): (tokens, hidden, inter, topk, experts, tp, ep, seconds)."""
+    out: dict[tuple[str, str], list] = {}
+    with (kernels_dir(data_dir) / "moe.csv").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            out.setdefault((row["table"], row["dtype"]), []).append(
+                tuple(int(row[k]) for k in ("tokens", "hidden", "inter", "topk", "experts", "tp", "ep"))
+                + (float(row["latency_ms"]) * 1e-3,))
+    return out
+
+
+def refit_moe(data_dir: Path | None = None) -> list[dict]:
+    """Every MoE table's curve, per weight format, on its device's fitted GEMM curve at that format's
+    precision (curves.toml, itself checked against its tables), dense peak and datasheet bandwidth."""
+    data_dir = data_dir or bundled_data_dir()
+    devices = _accelerators(data_dir)
+    gemm = curves_by_device(data_dir)
+    tables = {t["id"]: t for t in read_tables(data_dir, "moe")}
+    out = []
+    for (table_id, dtype), rows in sorted(read_moe_rows(data_dir).items()):
+        table = tables[table_id]
+        device = devices[table["device"]]
+        precision = MOE_GEMM_PRECISION[dtype]
+        curve = gemm[table["device"]][precision]
+        peak = float(device[f"{precision}_tflops"]) * 1e12
+        bandwidth = float(device["mem_bandwidth_gbs"]) * 1e9
+        terms = [moe_terms(dtype, *r[:7], curve, peak, bandwidth) + (r[7],) for r in rows]
+        fitted, rms = fit_moe(terms, dtype, table["server"])
+        out.append({"table": table_id, "device": table["device"], "dtype": dtype, "server": table["server"],
+                    "grouped": fitted.grouped, "bandwidth_share": fitted.bandwidth_share, "row_bytes": fitted.row_bytes,
+                    "fixed_us": fitted.fixed_us, "rms_log_error": rms, "rows": len(rows)})
+    return out
+
+
 def write_curves(curves: list[dict], data_dir: Path | None = None, all_reduce: list[dict] = (),
-                 decode: list[dict] = (), context: list[dict] = ()) -> Path:
+                 decode: list[dict] = (), context: list[dict] = (), moe: list[dict] = ()) -> Path:
     path = kernels_dir(data_dir) / "curves.toml"
     lines = ["# GEMM curves fitted to the tables in tables.toml (python -m gpudesk.core.kernel_tables writes this",
              "# file; tests/test_kernel_curves.py checks it against a fresh fit). Units: fixed_us in microseconds,",
              "# k_half in steps of K, prepass_bytes per M x K element; rms_log_error is the fit's root mean square",
              "# of ln(curve time / measured time) over the table's rows.", ""]
     for header, entries in (("[[curve]]", curves), ("[[allreduce]]", all_reduce), ("[[decode]]", decode),
-                            ("[[context]]", context)):
+                            ("[[context]]", context), ("[[moe]]", moe)):
         lines.extend(_entries(header, entries))
     tmp = path.with_suffix(".tmp")
     tmp.write_text("\n".join(lines))
@@ -251,6 +296,16 @@ def context_by_device(data_dir: Path | None = None) -> dict[str, ContextAttentio
 
 
 @functools.lru_cache(maxsize=4)
+def moe_by_device(data_dir: Path | None = None) -> dict[str, tuple[MoECurve, ...]]:
+    """{device id: (MoECurve per server and weight format, ...)} from curves.toml's [[moe]] entries."""
+    def make(row):
+        return MoECurve(row["dtype"], row["server"], row["grouped"], row["bandwidth_share"], row["row_bytes"],
+                        row["fixed_us"], basis=f"fitted to {row['rows']} measured MoE calls ({row['table']}, "
+                                             f"{row['dtype']}), rms log error {row['rms_log_error']:.2f}")
+    return {device: tuple(c) for device, c in _by_device("moe", make, data_dir).items()}
+
+
+@functools.lru_cache(maxsize=4)
 def stream_by_device(data_dir: Path | None = None) -> dict[str, tuple[float, str]]:
     """{device id: (GB/s, basis)}: the median of the streaming rates measured on the device
     (stream.csv: a read or triad kernel over buffers larger than the caches)."""
@@ -316,5 +371,10 @@ if __name__ == "__main__":
     for c in contexts:
         print(f"{c['table']:32} context: {c['efficiency']:.0%} of peak at long sequences, half at {c['seq_half']:.0f} "
               f"tokens, {c['fixed_us']:.1f} us a call, rms {c['rms_log_error']:.3f}")
-    print(write_curves(fitted, all_reduce=reduced, decode=decoded, context=contexts))
+    moes = refit_moe()
+    for c in moes:
+        print(f"{c['table']:32} {c['dtype']}: grouped products at {c['grouped']:.2f} of the GEMM curve, weights at "
+              f"{c['bandwidth_share']:.0%} of bandwidth, {c['row_bytes']:.1f} B a row element, {c['fixed_us']:.0f} us, "
+              f"rms {c['rms_log_error']:.3f}")
+    print(write_curves(fitted, all_reduce=reduced, decode=decoded, context=contexts, moe=moes))
     sys.exit(0)

@@ -1,4 +1,4 @@
-"""Rebuild data/kernels/gemm.csv and allreduce.csv from AIConfigurator's measured tables (maintainers only).
+"""Rebuild data/kernels/gemm.csv, allreduce.csv, the attention tables and moe.csv from AIConfigurator's measured tables (maintainers only).
 
 AIConfigurator (github.com/ai-dynamo/aiconfigurator, Apache-2.0) publishes per-GPU operator
 timings as Parquet files under aic-core/src/aiconfigurator_core/systems/data/<gpu>/gemm/<framework>/
@@ -33,6 +33,11 @@ OUT_CONTEXT = ROOT / "data" / "kernels" / "context_attention.csv"
 # context (prefill) attention's sub-grid: batches and sequence lengths, the same head shapes, a 16-bit cache
 CONTEXT_BATCH = (1, 4, 16)
 CONTEXT_ISL = (128, 512, 1024, 2048, 4096, 8192, 16384)
+OUT_MOE = ROOT / "data" / "kernels" / "moe.csv"
+# MoE operators' sub-grid: tokens in a call, and layouts along one axis within 8 GPUs (tensor parallel
+# splits each expert's width, expert parallel the experts); every expert shape each table times
+MOE_TOKENS = (1, 4, 16, 64, 256, 1024, 4096, 16384)
+MOE_LAYOUTS = ((1, 1), (2, 1), (4, 1), (8, 1), (1, 2), (1, 4), (1, 8))
 
 # The sub-grid: powers of two from 1 to 32,768 rows plus one row past each of 128, 256 and 1,024
 # (where tile quantisation shows), and widths and depths from 256 to 65,536.
@@ -117,6 +122,20 @@ def main(clone: str) -> int:
         out.writerow(("table", "batch", "seq", "heads", "kv_heads", "head_dim", "latency_ms"))
         out.writerows(context)
     print(f"{len(context)} rows -> {OUT_CONTEXT}")
+    moe = []
+    for table, df in _frames(spec, "moe", clone):
+        df = df[(df.distribution == "balanced") & df.moe_dtype.isin(table["dtypes"]) & df.num_tokens.isin(MOE_TOKENS)
+                & ~df.kernel_source.str.contains("nongated")]
+        df = df[[(tp, ep) in MOE_LAYOUTS for tp, ep in zip(df.moe_tp_size, df.moe_ep_size)]]
+        for r in df.sort_values(["moe_dtype", "hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size",
+                                 "moe_ep_size", "kernel_source", "num_tokens"]).itertuples():
+            moe.append((table["id"], r.moe_dtype, int(r.num_tokens), int(r.hidden_size), int(r.inter_size),
+                        int(r.topk), int(r.num_experts), int(r.moe_tp_size), int(r.moe_ep_size), f"{float(r.latency):.6g}"))
+    with OUT_MOE.open("w", newline="") as handle:
+        out = csv.writer(handle, lineterminator="\n")
+        out.writerow(("table", "dtype", "tokens", "hidden", "inter", "topk", "experts", "tp", "ep", "latency_ms"))
+        out.writerows(moe)
+    print(f"{len(moe)} rows -> {OUT_MOE}")
     return 0
 
 

@@ -10,6 +10,7 @@ from gpudesk.core.kernel_tables import (
     context_by_device,
     curves_by_device,
     decode_by_device,
+    moe_by_device,
     pcie_ring_share,
     stream_by_device,
 )
@@ -42,6 +43,7 @@ def device_from_row(row: dict, overrides: dict | None = None) -> Device:
         gemm_curves=curves_by_device().get(row["id"], {}),
         all_reduce_curves=all_reduce_by_device().get(row["id"], ()),
         decode_attention_curves=decode_by_device().get(row["id"], ()),
+        moe_curves=moe_by_device().get(row["id"], ()),
         context_attention_curve=context_by_device().get(row["id"]),
         stream_gbs=stream[0],
         stream_basis=stream[1],

@@ -20,6 +20,7 @@ from gpudesk.core.estimate.serving import (
     engine_rates,
     inference_peak,
     layouts,
+    moe_curves_for,
     serve,
     serving_weights_gb,
     smallest_replica,
@@ -284,6 +285,16 @@ def kernel_sources(w, s, device, tp: int = 1) -> list[str]:
         out.append(f"Decode attention timed from {kernels} kernels measured on {device.name} (AIConfigurator){faster}: "
                    "a fixed cost per call, a cost per sequence, and the KV cache streamed at the measured share of the "
                    "bandwidth.")
+    moe = moe_curves_for(device.moe_curves, w.precision, w.server) if s.moe and curve.measured else ()
+    if moe:
+        kernels = " and ".join(sorted({SERVER_KERNELS.get(c.server, c.server) for c in moe}))
+        faster = ", the faster of them" if len({c.server for c in moe}) > 1 else ""
+        fits = "; ".join(f"{SERVER_KERNELS.get(c.server, c.server)} {c.dtype}: products at {c.grouped:.2f} of the GEMM "
+                         f"curve, weights at {c.bandwidth_share:.0%} of the bandwidth, {c.row_bytes:.0f} bytes a routed "
+                         f"row element, {c.fixed_us:.0f} µs a call ({c.basis})" for c in moe)
+        out.append(f"The routed experts timed from {kernels} MoE operators measured on {device.name}{faster}, each "
+                   f"call the grouped products or the touched experts' weights, whichever is slower, plus the routed "
+                   f"rows' traffic: {fits}.")
     return out
 
 

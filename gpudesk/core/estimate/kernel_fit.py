@@ -133,3 +133,23 @@ def fit_context_attention(rows, peak16_flops: float):
             best = _golden(lambda v, name=name, curve=curve: err(replace(curve, **{name: v})), low, high)
             curve = replace(curve, **{name: best})
     return curve, math.sqrt(err(curve))
+
+
+MOE_BOUNDS = (("grouped", 0.05, 1.5), ("bandwidth_share", 0.1, 1.0), ("row_bytes", 0.0, 64.0), ("fixed_us", 0.0, 200.0))
+
+
+def fit_moe(rows, dtype: str, server: str):
+    """The MoECurve that best explains `rows` [(products, weights, moved, seconds)]: each call's raw
+    terms (kernels.moe_terms) and its measured time (mean squared log error, coordinate descent from
+    fixed starting values), and its RMS log error."""
+    from gpudesk.core.estimate.kernels import MoECurve
+
+    def err(curve) -> float:
+        return sum(math.log(curve.scaled(p, w, m) / t) ** 2 for p, w, m, t in rows) / max(1, len(rows))
+
+    curve = MoECurve(dtype, server, 0.6, 0.8, 8.0, 30.0)
+    for _ in range(ROUNDS + 2):
+        for name, low, high in MOE_BOUNDS:
+            best = _golden(lambda v, name=name, curve=curve: err(replace(curve, **{name: v})), low, high)
+            curve = replace(curve, **{name: best})
+    return curve, math.sqrt(err(curve))

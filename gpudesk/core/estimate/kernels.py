@@ -110,6 +110,59 @@ def grouped_rows(tokens: float, experts: int, active: int, tile_m: int) -> tuple
     return padded, used * per_expert / padded
 
 
+# bytes per weight of the MoE tables' formats (moe.csv's dtype column)
+MOE_WEIGHT_BYTES = {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0, "nvfp4": 0.5}
+
+
+@dataclass(frozen=True)
+class MoECurve:
+    """A mixture of experts' whole expert computation in one layer, as a serving engine's MoE operator
+    runs it (routing, gathering each token's rows for its experts, the grouped up/gate and down products
+    with their activation, the weighted return), fitted to a measured table of such calls:
+
+        fixed + max(grouped products, the touched experts' weights) + the routed rows' traffic
+
+    The grouped products are timed on the device's own GEMM curve over each expert's rows padded to whole
+    tiles, at `grouped` times that curve's rate (a grouped kernel rarely reaches a dense one's); the
+    weights stream at `bandwidth_share` of the datasheet bandwidth; every routed row moves `row_bytes`
+    bytes per hidden element (the gather, the activation's round trip, the return). Balanced routing."""
+
+    dtype: str  # weight format as the table names it (bfloat16, fp8, fp8_block, nvfp4)
+    server: str  # whose operator was timed (trtllm | vllm)
+    grouped: float
+    bandwidth_share: float
+    row_bytes: float
+    fixed_us: float
+    basis: str = ""
+
+    def seconds(self, tokens: float, hidden: float, inter: float, topk: int, experts: int, tp: int, ep: int,
+                gemm: GemmCurve, peak_flops: float, bandwidth_bytes_s: float) -> float:
+        """One call over `tokens` tokens on one device holding 1/ep of the experts, each split tp ways."""
+        products, weights, moved = moe_terms(self.dtype, tokens, hidden, inter, topk, experts, tp, ep, gemm,
+                                             peak_flops, bandwidth_bytes_s)
+        return self.scaled(products, weights, moved)
+
+    def scaled(self, products: float, weights: float, moved: float) -> float:
+        """Seconds from `moe_terms`' raw terms."""
+        return (self.fixed_us * 1e-6 + max(products / self.grouped, weights / self.bandwidth_share)
+                + moved * self.row_bytes)
+
+
+def moe_terms(dtype: str, tokens: float, hidden: float, inter: float, topk: int, experts: int, tp: int, ep: int,
+              gemm: GemmCurve, peak_flops: float, bandwidth_bytes_s: float) -> tuple[float, float, float]:
+    """A MoE call's raw terms, before a MoECurve scales them: the grouped products at the GEMM curve's
+    own rate (each expert's rows padded to whole tiles), the touched experts' weights at the full
+    datasheet bandwidth, and one byte per routed row and hidden element at that bandwidth."""
+    local = experts / ep
+    rows, _fill = grouped_rows(tokens / ep, local, topk, gemm.tile_m)
+    width = inter / tp
+    products = (gemm.compute_seconds(rows, 2.0 * width, hidden, peak_flops)
+                + gemm.compute_seconds(rows, hidden, width, peak_flops))
+    routed = tokens * topk / ep
+    weights = min(local, routed) * 3.0 * hidden * width * MOE_WEIGHT_BYTES.get(dtype, 2.0) / bandwidth_bytes_s
+    return products, weights, routed * hidden / bandwidth_bytes_s
+
+
 def shape_factor(curve: GemmCurve, shapes, peak_flops: float, bandwidth_bytes_s: float, precision: str = "bf16",
                  compute_only: bool = False) -> float:
     """What these products reach together, relative to the reference product on the same curve

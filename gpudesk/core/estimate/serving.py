@@ -43,6 +43,7 @@ from gpudesk.core.estimate.model import (
     kv_dtype,
     layer_matmul_params,
     matmul_params_per_token,
+    mlp_params,
     weight_bytes_per_param,
 )
 from gpudesk.core.estimate.profiles import bandwidth_share, gemm_key, matmul_share, profile_of
@@ -98,6 +99,7 @@ class Engine:
     attention_case: float = 1.0  # the case's factor on the measured prefill attention
     bandwidth_case: float = 1.0  # the case's factor on memory speed (pessimistic, likely, optimistic)
     peak16_flops: float = 0.0
+    moe_curves: tuple = ()  # a mixture of experts' expert computation measured on the device (kernels.MoECurve)
 
     def shape(self, shapes, compute_only: bool = False) -> float:
         """The curve's shape factor for these products (1.0 without a curve)."""
@@ -132,6 +134,7 @@ def engine_rates(device: Device, precision: str, case: int, spread: float) -> En
         attention_case=gemm_case / C.PREFILL_GEMM_SHARE.likely,
         bandwidth_case=bw_case,
         peak16_flops=(device.peak_tflops.get("bf16") or device.peak_tflops.get("fp16") or 0.0) * 1e12,
+        moe_curves=tuple(device.moe_curves),
     )
 
 
@@ -169,6 +172,54 @@ def attention_curves(curves, dtype: str, server: str) -> tuple:
         if found:
             return found
     return ()
+
+
+# the weight format each engine's MoE operator was timed in at a serving precision: 16-bit, NVFP4, and
+# FP8 as each runs MoE checkpoints (TensorRT-LLM per-tensor scaled, NVIDIA's ModelOpt checkpoints; vLLM
+# and SGLang 128x128 block-scaled, DeepSeek's and Qwen's). Weight-only formats (int4, GGUF) have none.
+MOE_FORMATS = {"bf16": "bfloat16", "fp16": "bfloat16", "fp4": "nvfp4"}
+MOE_FP8 = {"trtllm": "fp8"}
+
+
+def moe_format(precision: str, engine: str) -> str | None:
+    if precision == "fp8":
+        return MOE_FP8.get(engine, "fp8_block")
+    return MOE_FORMATS.get(precision)
+
+
+def moe_curves_for(curves, precision: str, server: str) -> tuple:
+    """The MoE curves for `precision` under `server`: the server's own operator where timed, else the
+    first of its fallbacks (as for decode attention; llama.cpp's per-expert path is none of them); for
+    the tuned server every engine's (the fastest is taken)."""
+    def of(engine):
+        return tuple(c for c in curves if c.server == engine and c.dtype == moe_format(precision, engine))
+    if server in ("", "tuned", None):
+        return tuple(c for engine in TIMED_ENGINES for c in of(engine))
+    if server == "llamacpp":
+        return ()
+    for name in ATTENTION_KERNELS.get(server, ("vllm",)):
+        if of(name):
+            return of(name)
+    return ()
+
+
+def moe_layer_s(w: Workload, s: Shape, e: Engine, lay: Layout, tokens: float) -> float | None:
+    """Seconds one device spends in one MoE layer's routed experts over `tokens` tokens, from the MoE
+    operator measured on it (experts split tensor-parallel, or spread expert-parallel over the tp devices
+    with data-parallel attention); None where none was measured for this precision and server."""
+    if not s.moe or not e.moe_curves or e.curve is None or not e.curve.measured or tokens <= 0:
+        return None
+    curves = moe_curves_for(e.moe_curves, w.precision, w.server)
+    if not curves:
+        return None
+    tp, ep = (1, lay.tp) if lay.dp_attention else (lay.tp, 1)
+    return min(c.seconds(tokens, s.d_model, s.expert_ffn_dim, s.experts_active, s.experts, tp, ep, e.curve,
+                         e.peak_flops, e.bandwidth_raw * e.bandwidth_case) for c in curves)
+
+
+def routed_params_per_token(s: Shape) -> float:
+    """Parameters a token multiplies by in its routed experts, over all MoE layers."""
+    return s.moe_layers * s.experts_active * mlp_params(s.d_model, s.expert_ffn_dim, True) if s.moe else 0.0
 
 
 @dataclass(frozen=True)
@@ -269,6 +320,11 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     touched = 1.0
     if s.moe:
         touched = 1.0 - (1.0 - s.experts_active / s.experts) ** micro  # share of experts some token routes to
+    # the routed experts as the device's measured MoE operator runs them (their weights, products and
+    # rows' traffic), where one was timed; the rest of the layer as before
+    experts = moe_layer_s(w, s, e, lay, micro)
+    if experts is not None:
+        touched = 0.0
     params_read = device_params(s, lay.tp, lay.pp, lay.dp_attention, touched)
     weights = params_read * weight_bytes_per_param(w)
     kv = batch * kv_gb_per_sequence(w, s, context, lay.tp, lay.pp, lay.dp_attention) * 1e9
@@ -283,9 +339,11 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     if (is_quantised(w.precision) or w.precision == "int8") and e.compute_known:
         dequant = params_read * C.DEQUANT_OPS_PER_WEIGHT.get(w.precision, 4.0) / e.vector
         memory = max(memory, dequant) + C.DEQUANT_OVERLAP * min(memory, dequant)
-    flops = batch / in_flight * 2.0 * matmul_params_per_token(s) / split
+    routed = routed_params_per_token(s) if experts is not None else 0.0
+    flops = batch / in_flight * 2.0 * (matmul_params_per_token(s) - routed) / split
     # few rows: the matrix units idle, matrix-vector products run on the vector units (FMA = 2 FLOPs)
-    shape = product_shape(s, e, lay.tp, micro, compute_only=True, dp_attention=lay.dp_attention)
+    shape = product_shape(s, e, lay.tp, micro, compute_only=True, dp_attention=lay.dp_attention,
+                          experts=experts is None)
     compute = flops / max(2.0 * e.vector, e.gemm * shape) if e.compute_known else 0.0
     if eager_decode(w, micro):  # every operation launched from the host, which bounds small kernels
         kernels = s.layers * C.KERNELS_PER_LAYER_DECODE_EAGER * max(e.kernel_s, e.launch_s)
@@ -294,17 +352,23 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     comm = layer_exchanges(topo, s, lay, batch)
     if lay.pp > 1:
         comm += (lay.pp - 1) * topo.intra_latency_s
-    step = lay.pp * (max(memory, compute) + attention) + kernels + comm + (e.step_overhead_s if server else 0.0)
+    moe_s = experts * s.moe_layers / lay.pp if experts is not None else 0.0
+    step = (lay.pp * (max(memory, compute) + attention + moe_s) + kernels + comm
+            + (e.step_overhead_s if server else 0.0))
     return step, ("compute" if compute > memory + attention else "memory bandwidth"), weights + kv / in_flight
 
 
 def product_shape(s: Shape, e: Engine, tp: int, rows: float, compute_only: bool = False,
-                  dp_attention: bool = False) -> float:
+                  dp_attention: bool = False, experts: bool = True) -> float:
     """The curve's shape factor for one layer's products over `rows` tokens: the attention's
     projections and the MLP at every row; in a mixture of experts, the experts' products as one
     grouped GEMM (every routed expert's tiles in one launch, as serving engines' MoE kernels run
     them), each expert's rows (rows × active / experts) padded to whole tiles; weighted by parameters."""
     d = s.d_model
+    if s.moe and not experts:  # the routed experts timed apart (moe_layer_s): the attention's projections
+        own = max(1.0, rows / tp) if dp_attention else rows
+        width = 1 if dp_attention else tp
+        return e.shape(((own, (s.q_dim + 2 * s.kv_dim) / width, d), (own, d, s.q_dim / width)), compute_only)
     if dp_attention and s.moe:  # the device's own rows at full width; its experts take all tokens routed to them
         own = max(1.0, rows / tp)
         _dense, moe_p = layer_matmul_params(s)
@@ -328,9 +392,10 @@ def _weighted_shape(moe_p: float, expert_p: float, f_attn: float, f_expert: floa
     return moe_p / (max(0.0, moe_p - expert_p) / max(f_attn, 1e-9) + expert_p / max(f_expert, 1e-9))
 
 
-def _prefill_rate(w: Workload, s: Shape, e: Engine, lay: Layout, rows: float) -> float:
-    """FLOP/s of prompt processing on a replica whose GEMMs see `rows` tokens at a time."""
-    rate = e.gemm * product_shape(s, e, lay.tp, rows, dp_attention=lay.dp_attention) * lay.tp
+def _prefill_rate(w: Workload, s: Shape, e: Engine, lay: Layout, rows: float, experts: bool = True) -> float:
+    """FLOP/s of prompt processing on a replica whose GEMMs see `rows` tokens at a time (without the
+    routed experts' products where `experts` is False)."""
+    rate = e.gemm * product_shape(s, e, lay.tp, rows, dp_attention=lay.dp_attention, experts=experts) * lay.tp
     if w.precision in C.WEIGHT_ONLY_4BIT and e.tensor:
         rate *= C.WEIGHT_ONLY_PREFILL_SHARE
     return max(rate, 1.0)
@@ -353,13 +418,21 @@ def prefill(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, waiti
         attention = attn_flops / (e.peak16_flops * e.context_curve.share(tokens) * e.attention_case * lay.tp)
         flops -= attn_flops
     full = min(tokens * max(1, waiting), chunk_tokens(w))  # rows of a step's chunk when prompts wait
-    compute = flops / _prefill_rate(w, s, e, lay, min(tokens, chunk_tokens(w))) + attention
-    batched = flops / _prefill_rate(w, s, e, lay, full) + attention
+    chunk = min(tokens, chunk_tokens(w))
+    alone, filled = moe_layer_s(w, s, e, lay, chunk), moe_layer_s(w, s, e, lay, full)
+    if alone is not None and filled is not None:  # the routed experts as the measured MoE operator runs them
+        flops -= tokens * 2.0 * routed_params_per_token(s)
+        compute = (flops / _prefill_rate(w, s, e, lay, chunk, experts=False) + attention
+                   + s.moe_layers * alone * math.ceil(tokens / chunk))
+        batched = (flops / _prefill_rate(w, s, e, lay, full, experts=False) + attention
+                   + s.moe_layers * filled * tokens / full)
+    else:
+        compute = flops / _prefill_rate(w, s, e, lay, chunk) + attention
+        batched = flops / _prefill_rate(w, s, e, lay, full) + attention
     weights = s.params * weight_bytes_per_param(w) / lay.tp / e.bandwidth  # a prompt alone visits every stage in turn
     kernels = s.layers * C.KERNELS_PER_LAYER_DECODE * e.kernel_s * max(1, math.ceil(tokens / chunk_tokens(w)))
     comm = comm_token = 0.0
     if lay.tp > 1:  # the prompt's activations are exchanged every layer too, alone or in a full chunk
-        chunk = min(tokens, chunk_tokens(w))
         comm = math.ceil(tokens / chunk) * layer_exchanges(topo, s, lay, chunk)
         comm_token = layer_exchanges(topo, s, lay, full) / full
     # prompts waiting fill the pipeline: its stages work on different chunks at once, each on its layers

@@ -104,6 +104,8 @@ class Device:
     all_reduce_curves: tuple = ()
     # decode attention measured on this device (kernels.DecodeAttentionCurve), by KV-cache element type
     decode_attention_curves: tuple = ()
+    # a mixture of experts' expert computation measured on this device (kernels.MoECurve), by server and format
+    moe_curves: tuple = ()
     # fused causal attention over whole sequences measured on this device (kernels.ContextAttentionCurve)
     context_attention_curve: object | None = None
     # streaming bandwidth measured on this device (GB/s, a read or triad kernel past the caches) and its source
