@@ -412,14 +412,16 @@ def test_fp8_products_run_at_the_devices_own_measured_share(catalogue):
 
 # ----------------------------------------------------------------------------- a mixture of experts' operator
 def test_every_moe_curve_is_rebuilt_from_its_table():
-    """AIConfigurator's MoE tables (TensorRT-LLM's and vLLM's own operators on six GPUs) are refitted to
+    """AIConfigurator's MoE tables (TensorRT-LLM's and vLLM's own operators on eight GPUs) are refitted to
     what curves.toml holds, each on its device's fitted GEMM curve, and every fit explains its table."""
     from gpudesk.core.kernel_tables import moe_by_device, read_moe_rows, read_tables, refit_moe
 
     fresh = refit_moe()
     _assert_refitted("moe", fresh, ("table", "dtype"), ("grouped", "bandwidth_share", "row_bytes", "fixed_us"), 0.55)
     tables = {t["id"]: t for t in read_tables(kind="moe")}
-    assert set(tables) == {c["table"] for c in fresh} and len(tables) == 12
+    assert set(tables) == {c["table"] for c in fresh} and len(tables) == 16
+    # a format is taken where the device has a GEMM curve and a peak for it: no FP8 on the RTX PRO 6000
+    assert tables["rtx_pro_6000_server-trtllm1.3.0rc20-moe"]["dtypes"] == ["bfloat16", "nvfp4"]
     # each table is taken whole on the sub-grid, every format its entry names
     assert {(t, d) for t, d in read_moe_rows()} == {(t["id"], d) for t in tables.values() for d in t["dtypes"]}
     h100 = {(c.server, c.dtype): c for c in moe_by_device()["h100-sxm5-80gb"]}
