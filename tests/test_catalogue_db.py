@@ -163,3 +163,25 @@ def test_price_history_by_kind_and_pricing(catalogue):
     spot = catalogue.price_history("cloud", "gcp-a3-highgpu-8g")["spot"]
     assert spot[0] == ("2024-05-21", 62.547325) and len(spot) >= 10
     assert catalogue.price_history("regions", "us-avg") == {}
+
+
+def test_the_fingerprint_covers_the_synced_files_and_not_the_kernel_tables(tmp_path, monkeypatch):
+    """A start hashes what syncs into the database: a changed catalogue figure changes the fingerprint,
+    a changed kernel table (read by the engine straight from data/kernels, three quarters of data/)
+    does not, and is not even read."""
+    from pathlib import Path
+
+    from gpudesk.core.catalogue import sync
+
+    data = _copy_data(tmp_path)
+    before = sync.fingerprint(data)
+    kernels = data / "kernels" / "moe.csv"
+    kernels.write_text(kernels.read_text() + "extra,row\n")
+    assert sync.fingerprint(data) == before
+    acc = data / "accelerators" / "nvidia-client.toml"
+    acc.write_text(acc.read_text().replace("tdp_w = 450", "tdp_w = 451"))
+    assert sync.fingerprint(data) != before
+    read, original = [], Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self) or original(self))
+    sync.fingerprint(data)
+    assert acc in read and not [p for p in read if "kernels" in p.parts]

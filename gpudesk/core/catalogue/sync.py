@@ -23,10 +23,18 @@ from gpudesk.core.catalogue.reading import ORIGIN_BUNDLED, USER_ORIGINS
 log = logging.getLogger(__name__)
 
 
+# data/ folders whose files never enter the database: the engine reads its measured kernel tables and
+# their fitted curves straight from data/kernels (3.9 MB, three quarters of data/), so a change there
+# needs no resync and hashing them at every start would only cost time.
+NOT_SYNCED = ("kernels",)
+
+
 def fingerprint(data_dir: Path) -> str:
-    """The bundled catalogue's version and a hash of its files: cheap enough for every start."""
+    """The bundled catalogue's version and a hash of the files it syncs into the database: cheap enough
+    for every start."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in data_dir.rglob("*") if p.is_file() and p.suffix in (".toml", ".csv")):
+    for path in sorted(p for p in data_dir.rglob("*") if p.is_file() and p.suffix in (".toml", ".csv")
+                       and p.relative_to(data_dir).parts[0] not in NOT_SYNCED):
         digest.update(path.relative_to(data_dir).as_posix().encode())
         digest.update(path.read_bytes())
     return f"{bundled_version(data_dir)}+{digest.hexdigest()[:16]}"
