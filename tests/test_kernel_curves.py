@@ -399,7 +399,7 @@ def test_fp8_products_run_at_the_devices_own_measured_share(catalogue):
         return matmul_share(device, profile_of(device), precision)
 
     mi300x, basis = share("mi300x", "fp8")
-    assert mi300x == pytest.approx(1273 / 2614.9) and "measured 1,273 of 2,615 TFLOPS" in basis
+    assert mi300x == pytest.approx(1273 / 2614.9) and basis.endswith("measured 1,273 of 2,615 TFLOPS")
     assert share("mi325x", "fp8")[0] == pytest.approx(1519 / 2614.9)
     assert share("mi300x", "bf16")[0] == pytest.approx(668.4 / 1307.4)  # Bekman's MAMF, not AMD's 708
     mi355x = device_from_row(catalogue.get("accelerators", "mi355x"))
@@ -408,6 +408,17 @@ def test_fp8_products_run_at_the_devices_own_measured_share(catalogue):
     fp8, basis = share("mi355x", "fp8")
     assert fp8 == pytest.approx(own16) and fp8 != pytest.approx(profile_of(mi355x).matmul)
     assert "measured 1,565" in basis and basis.endswith("at 16 bits")
+    # FP4 without a measured FP4 table: the device's own 16-bit share too (GB10: its MAMF, not its family's)
+    gb10 = device_from_row(catalogue.get("accelerators", "gb10"))
+    assert "fp4" not in gb10.gemm_curves and gb10.achievable_tflops.get("bf16")
+    assert share("gb10", "fp4") == share("gb10", "bf16") and "measured" in share("gb10", "fp4")[1]
+    # a family with a measured FP8 share of its own keeps it over a device's 16-bit one (Intel Gaudi 3's profile)
+    from gpudesk.core.estimate.types import Device
+
+    gaudi = Device("g", "Gaudi-like", "datacenter", vendor="Intel", architecture="Gaudi 3",
+                   peak_tflops={"bf16": 1000.0, "fp8": 1000.0}, achievable_tflops={"bf16": 500.0})
+    assert profile_of(gaudi).matmul_fp8 and matmul_share(gaudi, profile_of(gaudi), "fp8")[0] == profile_of(gaudi).matmul_fp8
+    assert matmul_share(gaudi, profile_of(gaudi), "bf16")[0] == 0.5
 
 
 # ----------------------------------------------------------------------------- a mixture of experts' operator
@@ -499,3 +510,71 @@ def test_serving_a_mixture_of_experts_times_its_experts_with_the_measured_operat
     finally:
         convert.moe_by_device = original
     assert 1.1 < without / with_tables < 2.5
+
+
+def test_the_moe_operator_is_the_engines_format_and_is_split_as_the_layout_splits_the_experts():
+    """moe_format, moe_curves_for, moe_layer_s and routed_params_per_token worked by hand on the toy
+    decoder made a mixture of experts (4 layers, 1 of them dense; 8 experts of 16 wide, 2 routed a token)."""
+    from dataclasses import replace
+
+    from gpudesk.core.estimate import serving as SV
+    from gpudesk.core.estimate.kernels import GemmCurve, MoECurve
+    from gpudesk.core.estimate.types import Workload
+
+    from .tiny_model import tiny_shape
+
+    assert [SV.moe_format(p, "trtllm") for p in ("bf16", "fp16", "fp8", "fp4", "int4", "q4")] == [
+        "bfloat16", "bfloat16", "fp8", "nvfp4", None, None]
+    assert SV.moe_format("fp8", "vllm") == SV.moe_format("fp8", "sglang") == "fp8_block"
+    trt8, trt16 = MoECurve("fp8", "trtllm", 0.8, 0.8, 10.0, 30.0), MoECurve("bfloat16", "trtllm", 0.8, 0.8, 10.0, 30.0)
+    vllm8 = MoECurve("fp8_block", "vllm", 0.4, 0.8, 5.0, 40.0)
+    curves = (trt8, trt16, vllm8)
+    assert SV.moe_curves_for(curves, "fp8", "") == SV.moe_curves_for(curves, "fp8", "tuned") == (trt8, vllm8)
+    assert SV.moe_curves_for(curves, "bf16", "trtllm") == (trt16,)
+    assert SV.moe_curves_for(curves, "fp8", "sglang") == (vllm8,)
+    assert SV.moe_curves_for(curves, "bf16", "vllm") == ()
+
+    s = tiny_shape(experts=8, experts_active=2, expert_ffn_dim=16, dense_layers=1)
+    assert SV.routed_params_per_token(s) == 3 * 2 * 3 * 8 * 16  # 3 MoE layers, 2 experts, gated 3·d·f
+    assert SV.routed_params_per_token(tiny_shape()) == 0.0
+    gemm = GemmCurve(efficiency=0.8, bandwidth_share=0.9, fixed_us=1.0, k_half=0.0, tile_m=64, tile_n=128, units=100,
+                     measured=True)
+    engine = SV.Engine(gemm=1e12, bandwidth=1e11, vector=1e12, kernel_s=1e-6, launch_s=5e-6, step_overhead_s=1e-3,
+                       curve=gemm, peak_flops=2e12, bandwidth_raw=1e11, bandwidth_case=0.5, moe_curves=curves)
+    w = Workload(kind="infer", params=1e9, precision="fp8", server="trtllm")
+    tp8, dpa = SV.Layout(8, 1, 1), SV.Layout(8, 1, 1, True)
+    # tensor parallel: every expert on each device, 1/8 of its width; data-parallel attention: 1/8 of the experts
+    assert SV.moe_layer_s(w, s, engine, tp8, 64) == trt8.seconds(64, 8, 16, 2, 8, 8, 1, gemm, 2e12, 0.5e11)
+    assert SV.moe_layer_s(w, s, engine, dpa, 64) == trt8.seconds(64, 8, 16, 2, 8, 1, 8, gemm, 2e12, 0.5e11)
+    assert SV.moe_layer_s(w, s, engine, tp8, 64) != SV.moe_layer_s(w, s, engine, dpa, 64)
+    tuned = replace(w, server="tuned")  # the faster engine's operator
+    assert SV.moe_layer_s(tuned, s, engine, tp8, 64) == min(
+        c.seconds(64, 8, 16, 2, 8, 8, 1, gemm, 2e12, 0.5e11) for c in (trt8, vllm8))
+    assert SV.moe_layer_s(replace(w, server="vllm"), s, engine, tp8, 64) == vllm8.seconds(
+        64, 8, 16, 2, 8, 8, 1, gemm, 2e12, 0.5e11)
+    # none without a MoE model, a table, a measured GEMM curve, tokens or a timed format
+    assert SV.moe_layer_s(w, tiny_shape(), engine, tp8, 64) is None
+    assert SV.moe_layer_s(w, s, replace(engine, moe_curves=()), tp8, 64) is None
+    assert SV.moe_layer_s(w, s, replace(engine, curve=replace(gemm, measured=False)), tp8, 64) is None
+    assert SV.moe_layer_s(w, s, replace(engine, curve=None), tp8, 64) is None
+    assert SV.moe_layer_s(w, s, engine, tp8, 0) is None
+    assert SV.moe_layer_s(w, s, engine, tp8, 1) == trt8.seconds(1, 8, 16, 2, 8, 8, 1, gemm, 2e12, 0.5e11)
+    assert SV.moe_layer_s(replace(w, precision="int4"), s, engine, tp8, 64) is None
+    assert SV.moe_layer_s(replace(w, server="llamacpp"), s, engine, tp8, 64) is None
+
+
+def test_a_moe_fit_recovers_the_curve_that_made_its_rows():
+    from gpudesk.core.estimate.kernel_fit import fit_moe
+    from gpudesk.core.estimate.kernels import GemmCurve, MoECurve, moe_terms
+
+    gemm = GemmCurve(efficiency=0.8, bandwidth_share=0.9, fixed_us=5.0, k_half=64.0, tile_m=64, tile_n=128, units=132)
+    truth = MoECurve("fp8", "trtllm", grouped=0.55, bandwidth_share=0.7, row_bytes=12.0, fixed_us=25.0)
+    rows = []
+    for tokens in (1, 4, 16, 64, 256, 1024, 4096, 16384):
+        for hidden, inter, topk, experts in ((4096, 1536, 8, 128), (7168, 2048, 8, 256), (4096, 14336, 2, 8)):
+            terms = moe_terms("fp8", tokens, hidden, inter, topk, experts, 1, 1, gemm, 1979e12, 3.35e12)
+            rows.append(terms + (truth.scaled(*terms),))
+    fitted, rms = fit_moe(rows, "fp8", "trtllm")
+    assert (fitted.dtype, fitted.server) == ("fp8", "trtllm") and rms < 0.01
+    assert fitted.grouped == pytest.approx(0.55, rel=0.03) and fitted.bandwidth_share == pytest.approx(0.7, rel=0.03)
+    assert fitted.row_bytes == pytest.approx(12.0, rel=0.05) and fitted.fixed_us == pytest.approx(25.0, rel=0.1)
