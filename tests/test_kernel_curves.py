@@ -429,6 +429,9 @@ def test_every_moe_curve_is_rebuilt_from_its_table():
 
     fresh = refit_moe()
     _assert_refitted("moe", fresh, ("table", "dtype"), ("grouped", "bandwidth_share", "row_bytes", "fixed_us"), 0.55)
+    def ids(c):
+        return c["table"], c["dtype"], c["device"], c["server"]
+    assert {ids(c) for c in fresh} == {ids(c) for c in _stored("moe")}
     tables = {t["id"]: t for t in read_tables(kind="moe")}
     assert set(tables) == {c["table"] for c in fresh} and len(tables) == 16
     # a format is taken where the device has a GEMM curve and a peak for it: no FP8 on the RTX PRO 6000
