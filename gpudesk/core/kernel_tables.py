@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gpudesk.core.estimate.kernel_fit import fit, fit_all_reduce, fit_context_attention, fit_decode_attention, fit_moe
 from gpudesk.core.estimate.kernels import (
+    MOE_FORMAT_PRECISION,
     AllReduceCurve,
     ContextAttentionCurve,
     DecodeAttentionCurve,
@@ -158,10 +159,6 @@ def refit_context_attention(data_dir: Path | None = None) -> list[dict]:
     return out
 
 
-# the precision of the GEMM curve a MoE table's weight format multiplies at
-MOE_GEMM_PRECISION = {"bfloat16": "bf16", "fp8": "fp8", "fp8_block": "fp8", "nvfp4": "fp4"}
-
-
 def read_moe_rows(data_dir: Path | None = None) -> dict[tuple[str, str], list[tuple]]:
     """MoE rows by (table id, weight format): (tokens, hidden, inter, topk, experts, tp, ep, seconds)."""
     out: dict[tuple[str, str], list] = {}
@@ -173,19 +170,25 @@ def read_moe_rows(data_dir: Path | None = None) -> dict[tuple[str, str], list[tu
     return out
 
 
-def refit_moe(data_dir: Path | None = None) -> list[dict]:
+def refit_moe(data_dir: Path | None = None, gemm: list[dict] | None = None) -> list[dict]:
     """Every MoE table's curve, per weight format, on its device's fitted GEMM curve at that format's
-    precision (curves.toml, itself checked against its tables), dense peak and datasheet bandwidth."""
+    precision (`gemm`, refit's entries, where the GEMM curves are refitted in the same run; else
+    curves.toml, itself checked against its tables), dense peak and datasheet bandwidth."""
     data_dir = data_dir or bundled_data_dir()
     devices = _accelerators(data_dir)
-    gemm = curves_by_device(data_dir)
+    if gemm is None:
+        by_device = curves_by_device(data_dir)
+    else:
+        by_device = {}
+        for row in gemm:
+            by_device.setdefault(row["device"], {})[row["precision"]] = _gemm_curve(row)
     tables = {t["id"]: t for t in read_tables(data_dir, "moe")}
     out = []
     for (table_id, dtype), rows in sorted(read_moe_rows(data_dir).items()):
         table = tables[table_id]
         device = devices[table["device"]]
-        precision = MOE_GEMM_PRECISION[dtype]
-        curve = gemm[table["device"]][precision]
+        precision = MOE_FORMAT_PRECISION[dtype]
+        curve = by_device[table["device"]][precision]
         peak = float(device[f"{precision}_tflops"]) * 1e12
         bandwidth = float(device["mem_bandwidth_gbs"]) * 1e9
         terms = [moe_terms(dtype, *r[:7], curve, peak, bandwidth) + (r[7],) for r in rows]
@@ -247,6 +250,11 @@ def _by_device(kind: str, make, data_dir: Path | None) -> dict[str, list]:
     return out
 
 
+def _gemm_curve(row: dict, basis: str = "") -> GemmCurve:
+    """A GemmCurve from a curves.toml [[curve]] entry (or refit's dict of one)."""
+    return GemmCurve(**{f: row[f] for f in CURVE_FIELDS}, basis=basis, measured=True)
+
+
 @functools.lru_cache(maxsize=4)
 def curves_by_device(data_dir: Path | None = None) -> dict[str, dict[str, GemmCurve]]:
     """{device id: {precision: GemmCurve}} from curves.toml (empty when the file is missing)."""
@@ -256,7 +264,7 @@ def curves_by_device(data_dir: Path | None = None) -> dict[str, dict[str, GemmCu
         commit = str(tables.get(row["table"], {}).get("commit", ""))[:7]
         basis = (f"fitted to {row['rows']} measured products ({row['table']}, AIConfigurator at {commit}), rms "
                  f"log error {row['rms_log_error']:.2f}")
-        return row["precision"], GemmCurve(**{f: row[f] for f in CURVE_FIELDS}, basis=basis, measured=True)
+        return row["precision"], _gemm_curve(row, basis)
     return {device: dict(pairs) for device, pairs in _by_device("curve", make, data_dir).items()}
 
 
@@ -371,7 +379,7 @@ if __name__ == "__main__":
     for c in contexts:
         print(f"{c['table']:32} context: {c['efficiency']:.0%} of peak at long sequences, half at {c['seq_half']:.0f} "
               f"tokens, {c['fixed_us']:.1f} us a call, rms {c['rms_log_error']:.3f}")
-    moes = refit_moe()
+    moes = refit_moe(gemm=fitted)  # on the GEMM curves just fitted, not the file this run replaces
     for c in moes:
         print(f"{c['table']:32} {c['dtype']}: grouped products at {c['grouped']:.2f} of the GEMM curve, weights at "
               f"{c['bandwidth_share']:.0%} of bandwidth, {c['row_bytes']:.1f} B a row element, {c['fixed_us']:.0f} us, "

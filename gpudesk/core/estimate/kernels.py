@@ -110,8 +110,10 @@ def grouped_rows(tokens: float, experts: int, active: int, tile_m: int) -> tuple
     return padded, used * per_expert / padded
 
 
-# bytes per weight of the MoE tables' formats (moe.csv's dtype column)
+# the MoE tables' weight formats (moe.csv's dtype column): bytes per weight, and the precision of the
+# GEMM curve each multiplies at
 MOE_WEIGHT_BYTES = {"bfloat16": 2.0, "fp8": 1.0, "fp8_block": 1.0, "nvfp4": 0.5}
+MOE_FORMAT_PRECISION = {"bfloat16": "bf16", "fp8": "fp8", "fp8_block": "fp8", "nvfp4": "fp4"}
 
 
 @dataclass(frozen=True)

@@ -187,20 +187,19 @@ def moe_format(precision: str, engine: str) -> str | None:
     return MOE_FORMATS.get(precision)
 
 
+# whose measured MoE operator times each server's experts, as ATTENTION_KERNELS does for attention;
+# llama.cpp runs its own per-expert path, which none of them is
+MOE_KERNELS = {**ATTENTION_KERNELS, "llamacpp": ()}
+
+
 def moe_curves_for(curves, precision: str, server: str) -> tuple:
     """The MoE curves for `precision` under `server`: the server's own operator where timed, else the
-    first of its fallbacks (as for decode attention; llama.cpp's per-expert path is none of them); for
-    the tuned server every engine's (the fastest is taken)."""
+    first of its fallbacks; for the tuned server every engine's (the fastest is taken)."""
     def of(engine):
         return tuple(c for c in curves if c.server == engine and c.dtype == moe_format(precision, engine))
     if server in ("", "tuned", None):
         return tuple(c for engine in TIMED_ENGINES for c in of(engine))
-    if server == "llamacpp":
-        return ()
-    for name in ATTENTION_KERNELS.get(server, ("vllm",)):
-        if of(name):
-            return of(name)
-    return ()
+    return next((found for found in map(of, MOE_KERNELS.get(server, ("vllm",))) if found), ())
 
 
 def moe_layer_s(w: Workload, s: Shape, e: Engine, lay: Layout, tokens: float) -> float | None:
