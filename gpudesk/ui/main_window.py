@@ -106,6 +106,7 @@ class MainWindow(QMainWindow):
             self._install_page("catalogue", view)  # hands it the catalogue when that is open
             if self.catalogue is None and self._snapshot is not None:
                 view.set_catalogue(self._snapshot)
+                self._loader.go_on_after_paint()  # the snapshot came from it
             if self.current_page_key() == "catalogue":
                 self._nav_changed(self.nav.currentRow())  # its actions, undo stack and title
         return self._catalogue_view
@@ -142,10 +143,10 @@ class MainWindow(QMainWindow):
         if self.catalogue is None:
             self.catalogue_status.setText(f"Catalogue {snapshot.version}  ·  opening…")
             self._snapshot = snapshot
-            if self._catalogue_view is not None:
-                self._catalogue_view.set_catalogue(snapshot)
-        if self._loader is not None:
-            QTimer.singleShot(0, self._loader.preview_shown.set)  # after the table has been painted
+            if self._catalogue_view is None:
+                return  # the view, built after the first frame, shows it and then releases the loader
+            self._catalogue_view.set_catalogue(snapshot)
+        self._loader.go_on_after_paint()
 
     def _catalogue_loaded(self, catalogue) -> None:
         self.catalogue = catalogue

@@ -301,3 +301,20 @@ def test_a_narrow_detail_panel_keeps_words_and_prices_whole_and_names_each_offer
     assert lines.get("datacenter") == 1 and lines.get("31.2 TFLOPS") == 1, lines
     assert lines and all(n == 1 for t, n in lines.items() if t.endswith("/GPU-h")), lines
     assert {"eastus", "eastus2", "westus3"} <= {line.strip() for line in detail.toPlainText().splitlines()}
+
+
+def test_the_detail_page_keeps_its_width_whatever_the_record_length(view, qtbot):
+    """A scroll bar that came only with a long record would narrow the page after its first layout
+    and lay the whole record out again (a tenth of the populated window's start-up): the page is as
+    wide for a three-line source as for an accelerator's fifty figures."""
+    view.resize(1100, 700)
+    view.show()
+    qtbot.waitExposed(view)
+    widths = []
+    for kind, item in (("sources", None), ("accelerators", "h100-sxm5-80gb"), ("sources", None)):
+        view.set_kind(kind)
+        if item:
+            assert view.select_id(item)
+            assert view.detail.document().size().height() > view.detail.viewport().height()  # it scrolls
+        widths.append((view.detail.viewport().width(), view.detail.document().textWidth()))
+    assert len(set(widths)) == 1, widths

@@ -21,13 +21,15 @@ def test_start_up_shows_the_stored_catalogue_first_then_the_full_one(qtbot, cata
 
     win = MainWindow()
     qtbot.addWidget(win)
-    seen = []
+    seen, waiting = [], []
     win.catalogue_view.populated.connect(lambda: seen.append((type(win.catalogue_view.catalogue),
                                                               win.catalogue_view.add_button.isEnabled())))
+    # the loader reads on (the rest of the snapshot, SQLAlchemy) only once the snapshot's table is up
+    win.catalogue_view.populated.connect(lambda: waiting.append(not win._loader.preview_shown.is_set()))
     with qtbot.waitSignal(win.catalogueReady, timeout=20000):
         win.show()
         win.start()
-    assert seen[0] == (Snapshot, False)
+    assert seen[0] == (Snapshot, False) and waiting[0]
     assert win.catalogue_view.model.rowCount() >= 45
     assert win.wait_loaded()
     assert seen[-1][0] is not Snapshot and seen[-1][1] is True
@@ -69,6 +71,40 @@ def test_snapshot_reads_the_same_records_as_the_catalogue(catalogue):
     assert snapshot.presets() == catalogue.presets()
     record = catalogue.get("accelerators", "h100-sxm5-80gb")
     assert snapshot.to_json("accelerators", record) == catalogue.to_json("accelerators", record)
+
+
+def test_snapshot_reads_a_kind_when_first_asked_and_the_rest_on_request(catalogue, tmp_path, caplog):
+    """The window's first table needs one kind: the snapshot counts every kind at once, reads the
+    accelerators, and reads any other kind when first asked for; read_all() reads them all, so that
+    nothing depends on the file afterwards. A kind it cannot read is empty and logged, never raised
+    (the full catalogue, opening meanwhile, reports real problems)."""
+    import shutil
+
+    from gpudesk.core import paths
+    from gpudesk.core.catalogue.fields import KINDS
+    from gpudesk.core.catalogue.reading import read_snapshot
+
+    for kind in KINDS:
+        assert read_snapshot(paths.database_path()).count(kind) == len(catalogue.items(kind)), kind
+
+    copy = tmp_path / "copy.sqlite3"
+    shutil.copy(paths.database_path(), copy)
+    lazy = read_snapshot(copy)
+    assert lazy.items("sources") == catalogue.items("sources")  # read now, from the file
+    copy.unlink()
+    assert lazy.items("accelerators") == catalogue.items("accelerators")  # read with the snapshot
+    assert lazy.items("sources") == catalogue.items("sources")  # kept
+    assert lazy.count("systems") == len(catalogue.items("systems"))  # counted with the snapshot
+    with caplog.at_level("WARNING", logger="gpudesk.core.catalogue.reading"):
+        assert lazy.items("systems") == []
+    assert "could not read systems" in caplog.text
+
+    shutil.copy(paths.database_path(), copy)
+    whole = read_snapshot(copy)
+    whole.read_all()
+    copy.unlink()
+    for kind in KINDS:
+        assert whole.items(kind) == catalogue.items(kind), kind
 
 
 def test_no_snapshot_without_a_database(tmp_path):

@@ -11,6 +11,8 @@ import copy
 import json
 import logging
 import sqlite3
+import threading
+from contextlib import closing
 from pathlib import Path
 
 from gpudesk.core.catalogue.derived import describe as describe_derived
@@ -137,6 +139,10 @@ class CatalogueReader:
         if kind not in self._cache:
             self._cache[kind] = self._load(kind)
         return self._cache[kind]
+
+    def count(self, kind: str) -> int:
+        """How many records of a kind there are."""
+        return len(self.items(kind))
 
     def index(self, kind: str) -> dict[str, dict]:
         records = self.items(kind)
@@ -297,18 +303,42 @@ def neg_date(text: str) -> str:
 
 
 class Snapshot(CatalogueReader):
-    """The stored catalogue as it is on disk, read in one go with sqlite3 (read-only)."""
+    """The catalogue as stored on disk, read with sqlite3 (read-only) a kind at a time, when first
+    asked for: the window's first table needs one kind of eleven. `read_all()` reads the rest (the
+    start-up loader calls it once the first table is painted, before the full catalogue opens)."""
 
     read_only = True
 
-    def __init__(self, records: dict[str, list[dict]], meta: dict[str, str], presets: list[dict]):
+    def __init__(self, path: Path, records: dict[str, list[dict]], meta: dict[str, str], presets: list[dict],
+                 counts: dict[str, int]):
         self._reader_init()
+        self._path = path
         self._records = records
         self._meta_values = meta
         self._presets = presets
+        self._counts = counts
+        self._lock = threading.Lock()  # the loader's thread and the window's may ask at once
 
     def _load(self, kind: str) -> list[dict]:
-        return self._records.get(kind, [])
+        with self._lock:
+            if kind not in self._records:
+                try:
+                    with closing(_connect(self._path)) as conn:
+                        self._records[kind] = read_kind(conn, kind)
+                except sqlite3.Error as exc:  # the full catalogue, opening meanwhile, reports real problems
+                    log.warning("the start-up snapshot could not read %s from %s: %s", kind, self._path, exc)
+                    return []
+            return self._records[kind]
+
+    def read_all(self) -> None:
+        for kind in KINDS:
+            self.items(kind)
+
+    def count(self, kind: str) -> int:
+        with self._lock:
+            if kind in self._records:
+                return len(self._records[kind])
+        return self._counts[kind] if kind in self._counts else super().count(kind)
 
     def _meta(self, key: str) -> str | None:
         return self._meta_values.get(key)
@@ -317,50 +347,61 @@ class Snapshot(CatalogueReader):
         return copy.deepcopy(self._presets)
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+
+
+def read_kind(conn: sqlite3.Connection, kind: str) -> list[dict]:
+    """Every stored record of a kind, as the full catalogue gives them: each field of the kind (None
+    where the table predates it), origin, field_sources, derived, updated_at and the audit columns."""
+    cursor = conn.execute(f"SELECT * FROM {TABLE_NAMES[kind]} ORDER BY id")  # noqa: S608 - fixed names
+    at = {column[0]: i for i, column in enumerate(cursor.description)}
+    fields = [(spec.name, at.get(spec.name), spec.type == "bool") for spec in KINDS[kind]]
+    origin, updated = at["origin"], at["updated_at"]
+    sources = at.get("field_sources") if kind != "sources" else None
+    derived = at.get("derived")
+    audit = [(column, at.get(column), AUDIT_DEFAULTS[column]) for column in AUDIT_COLUMNS]  # absent before the team schema
+    out = []
+    for row in cursor.fetchall():
+        record = {}
+        for name, i, is_bool in fields:
+            value = row[i] if i is not None else None
+            record[name] = bool(value) if is_bool and value is not None else value
+        record["origin"] = row[origin]
+        raw = row[sources] if sources is not None else None
+        record["field_sources"] = dict(json.loads(raw)) if raw else {}
+        if derived is not None:
+            record["derived"] = dict(json.loads(row[derived])) if row[derived] else {}
+        record["updated_at"] = row[updated]
+        for column, i, default in audit:
+            record[column] = row[i] if i is not None else default
+        out.append(record)
+    return out
+
+
 def read_snapshot(path: Path) -> Snapshot | None:
-    """The catalogue stored in the SQLite file at `path`, or None when there is none yet or it
-    cannot be read as expected (the full open then creates, migrates or reports it)."""
+    """The catalogue stored in the SQLite file at `path` (its version, presets, counts and
+    accelerators; the other kinds when first asked for), or None when there is none yet or it cannot
+    be read as expected (the full open then creates, migrates or reports it)."""
     if not path.is_file():
         return None
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+        conn = _connect(path)
     except sqlite3.Error:
         return None
     try:
-        conn.row_factory = sqlite3.Row
-        records: dict[str, list[dict]] = {}
-        for kind, specs in KINDS.items():
-            rows = conn.execute(f"SELECT * FROM {TABLE_NAMES[kind]} ORDER BY id").fetchall()  # noqa: S608 - fixed names
-            out = []
-            for row in rows:
-                keys = row.keys()
-                record = {}
-                for spec in specs:
-                    value = row[spec.name] if spec.name in keys else None
-                    if spec.type == "bool" and value is not None:
-                        value = bool(value)
-                    record[spec.name] = value
-                record["origin"] = row["origin"]
-                if kind != "sources":
-                    raw = row["field_sources"] if "field_sources" in keys else None
-                    record["field_sources"] = dict(json.loads(raw) if raw else {})
-                else:
-                    record["field_sources"] = {}
-                if "derived" in keys:
-                    record["derived"] = dict(json.loads(row["derived"]) if row["derived"] else {})
-                record["updated_at"] = row["updated_at"]
-                for column in AUDIT_COLUMNS:  # absent from a database older than the team schema
-                    record[column] = row[column] if column in keys else AUDIT_DEFAULTS[column]
-                out.append(record)
-            records[kind] = out
-        meta = {r["key"]: r["value"] for r in conn.execute("SELECT key, value FROM catalogue_meta")}
-        presets = [{"id": r["id"], "name": r["name"], "description": r["description"], **(json.loads(r["spec"] or "{}"))}
-                   for r in conn.execute("SELECT id, name, description, spec FROM workload_presets ORDER BY id")]
+        counts = {kind: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]  # noqa: S608 - fixed names
+                  for kind, table in TABLE_NAMES.items()}
+        records = {"accelerators": read_kind(conn, "accelerators")}
+        meta = {key: value for key, value in conn.execute("SELECT key, value FROM catalogue_meta")}
+        presets = [{"id": id_, "name": name, "description": description, **(json.loads(spec or "{}"))}
+                   for id_, name, description, spec in
+                   conn.execute("SELECT id, name, description, spec FROM workload_presets ORDER BY id")]
     except (sqlite3.Error, ValueError, IndexError, KeyError) as exc:
         log.info("no start-up snapshot of %s: %s", path, exc)
         return None
     finally:
         conn.close()
-    if not meta.get("version") or not records.get("accelerators"):
+    if not meta.get("version") or not records["accelerators"]:
         return None
-    return Snapshot(records, meta, presets)
+    return Snapshot(path, records, meta, presets, counts)

@@ -65,6 +65,10 @@ class SidePanel(QSplitter):
         self.detail.setObjectName("detail")
         self.detail.setOpenExternalLinks(True)
         self.detail.setMinimumWidth(300)  # a label, a value such as "datacenter" or "31.2 TFLOPS" whole, and its source
+        # A record's figures are longer than the panel. A scroll bar that appears only after the
+        # first layout narrows the page and lays the whole document out a second time (about a
+        # tenth of the populated window's start-up, in instructions).
+        self.detail.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.price_chart = PriceChart()
         self.addWidget(self.detail)
         self.addWidget(self.price_chart)

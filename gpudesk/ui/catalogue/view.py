@@ -106,7 +106,7 @@ class CatalogueView(QWidget):
             self.populated.emit()
             return
         self.catalogue = catalogue
-        counts = {k: len(catalogue.items(k)) for k in KIND_ORDER}
+        counts = {k: catalogue.count(k) for k in KIND_ORDER}
         self.subtitle.setText(
             f"Catalogue {catalogue.version} · {counts['accelerators']} accelerators, {counts['systems']} systems, "
             f"{counts['cloud']} cloud offerings, {counts['regions']} grid regions · every figure with its source and date"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from PySide6.QtCore import QThread, Signal
+from PySide6.QtCore import QThread, QTimer, Signal
 
 from gpudesk.core import paths
 
@@ -28,14 +28,16 @@ class CatalogueLoader(QThread):
         self.preview_shown = threading.Event()
 
     def run(self) -> None:
-        # First the catalogue as stored (stdlib sqlite3, a few ms), so the window is populated at
-        # once; then the full catalogue (SQLAlchemy, migrations, bundle sync), which replaces it.
+        # First the catalogue as stored (stdlib sqlite3, a few ms; the kinds the window shows first
+        # are read when it asks for them), so the window is populated at once; then the full
+        # catalogue (SQLAlchemy, migrations, bundle sync), which replaces it.
         if not self.database_url:
             snapshot = _read_snapshot()
             if snapshot is not None:
                 self.previewed.emit(snapshot)
-                # let the UI thread show it before this thread's imports take the GIL
+                # let the UI thread show it before this thread's reads and imports take the GIL
                 self.preview_shown.wait(2.0)
+                snapshot.read_all()  # the other kinds, before the full open may rewrite the file
         from gpudesk.core.catalogue.backup import DamagedDatabaseError  # standard library only
         from gpudesk.core.catalogue.team import ServerUnreachable  # light: no driver, no SQLAlchemy
 
@@ -61,6 +63,11 @@ class CatalogueLoader(QThread):
         except Exception as exc:  # shown to the user; details in the log
             log.exception("cannot open the catalogue")
             self.failed.emit(f"{type(exc).__name__}: {exc}")
+
+    def go_on_after_paint(self) -> None:
+        """Let the loader go on (the rest of the snapshot, then the full catalogue) once the table
+        showing the snapshot has been painted: until then the window has the interpreter to itself."""
+        QTimer.singleShot(0, self.preview_shown.set)
 
     def _team_copy(self, catalogue) -> None:
         """After a team catalogue opened: refresh its local copy, which opens read-only when the
