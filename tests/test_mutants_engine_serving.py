@@ -227,6 +227,26 @@ def test_moe_decoding_reads_only_the_experts_its_tokens_are_routed_to():
         pytest.approx(2 * (5392 + 1152) / 4 + 32)
 
 
+def test_the_weights_a_decode_step_reads_are_said_as_decode_step_counts_them():
+    """The assumption gives what a step reads: a dense model's whole share; a mixture of experts' dense
+    part and the experts its tokens select (the same sums as the test above), never the weights held."""
+    moe = _shape(params=10_000.0, experts=4, experts_active=1, shared_experts=0, expert_ffn_dim=16, dense_layers=1)
+    w = replace(W, params=10_000.0)
+    assert SV.experts_touched(moe, 1) == 0.25 and SV.experts_touched(moe, 2) == pytest.approx(7 / 16)
+    assert SV.experts_touched(S, 5) == 1.0  # dense
+    assert SV.weights_read_gb(w, moe, ONE, 1) * 1e9 == pytest.approx(2 * (5392 + 4608 / 4))
+    assert SV.weights_read_gb(w, moe, ONE, 2) * 1e9 == pytest.approx(2 * (5392 + 4608 * 7 / 16))
+    # a pipeline of 2 runs 2 micro-batches of one sequence: each reads a quarter of the experts
+    assert SV.weights_read_gb(w, moe, Layout(1, 2, 1), 2) * 1e9 == pytest.approx(2 * (5392 + 4608 / 4) / 2)
+    held = serving_weights_gb(w, moe, 1, 1)
+    m = SV.Serving(ONE, 2, "concurrency", 10, 0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, "memory bandwidth", held, 0.0)
+    text = I._weights_read_text(w, moe, m)
+    assert "44% of the experts at 2 sequence(s), 1 of 4 per token" in text
+    assert f"{2 * (5392 + 4608 * 7 / 16) / 1e9:.2f} of the {held:.2f} GB a device holds" in text
+    dense = replace(m, weights_gb=2.0)
+    assert I._weights_read_text(W, S, dense) == "the weights (2.00 GB per device)"
+
+
 def test_tensor_and_pipeline_parallel_decoding_pays_for_its_messages():
     base = SV.decode_step(W, S, ENGINE, T8, Layout(2, 1, 1), 1, 100, False)[0]
     # TP2: half the weights (1 GB); two all-reduces a layer, each 2 hops × 1 µs (log2 2 = 1) plus
@@ -691,7 +711,7 @@ def test_the_assumptions_and_notes_say_how_requests_are_served():
     assert one.assumptions == [
         "Serving layout: 1 replica(s), each one device; the layout with the highest output throughput whose weights "
         "fit.",
-        "Decoding reads the weights a step touches (16.00 GB per device) and each running sequence's KV cache once per "
+        "Decoding reads the weights (16.00 GB per device) and each running sequence's KV cache once per "
         "step at 88% of 3,350 GB/s (NVIDIA Hopper (data centre)), plus 14 kernels per layer at 3 µs each, replayed as "
         "one CUDA graph.",
         "H100 SXM: 80 GiB (85.5 GB visible), less 1.5 GB for the runtime and 5% for allocator fragmentation = 79.8 GB "

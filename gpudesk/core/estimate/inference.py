@@ -3,6 +3,7 @@ timed in three cases, explained in words (the physics is in serving.py)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from gpudesk.core.estimate import constants as C
@@ -18,12 +19,14 @@ from gpudesk.core.estimate.serving import (
     chunk_tokens,
     eager_decode,
     engine_rates,
+    experts_touched,
     inference_peak,
     layouts,
     moe_curves_for,
     serve,
     serving_weights_gb,
     smallest_replica,
+    weights_read_gb,
 )
 from gpudesk.core.estimate.topology import topology_of
 from gpudesk.core.estimate.types import Cost, Estimate, EstimateInput, Finding, MemoryFit, NodeGroup, Range
@@ -235,14 +238,25 @@ def _kernels_text(w, profile, batch: int) -> str:
             f"{max(profile.kernel_us, profile.launch_us):g} µs ({why})")
 
 
+def _weights_read_text(w, s, m: Serving) -> str:
+    """What a decode step reads of the weights: all a device holds, or, in a mixture of experts, its
+    dense part and the routed experts that the step's tokens select."""
+    read = weights_read_gb(w, s, m.layout, m.batch)
+    if not s.moe:
+        return f"the weights ({m.weights_gb:.2f} GB per device)"
+    share = experts_touched(s, math.ceil(m.batch / min(m.batch, m.layout.pp)))
+    return (f"the dense weights and the routed experts the step's tokens select ({share:.0%} of the experts at "
+            f"{m.batch} sequence(s), {s.experts_active} of {s.experts} per token: {read:.2f} of the {m.weights_gb:.2f} GB "
+            f"a device holds)")
+
+
 def _assumptions(w, s, device, m: Serving) -> list[str]:
     profile = profile_of(device)
     stream, stream_basis = bandwidth_share(device, profile)
     users = max(1, w.concurrency)
     out = [
         f"Serving layout: {_layout_text(m.layout)}; the layout with the highest output throughput whose weights fit.",
-        f"Decoding reads the weights a step touches ({m.weights_gb:.2f} GB per device) and each running sequence's KV "
-        f"cache once per step at {stream:.0%} of {device.mem_bandwidth_gbs:,.0f} GB/s ({stream_basis}), "
+        f"Decoding reads {_weights_read_text(w, s, m)} and each running sequence's KV cache once per step at {stream:.0%} of {device.mem_bandwidth_gbs:,.0f} GB/s ({stream_basis}), "
         f"plus {_kernels_text(w, profile, m.batch)}"
         + ("; quantised weights are dequantised on the vector units." if w.precision in C.QUANTISED + ("int8",) else "."),
         capacity_basis(device) + ".",

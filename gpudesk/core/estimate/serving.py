@@ -316,9 +316,7 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     split = lay.tp * lay.pp
     in_flight = min(batch, lay.pp)  # micro-batches, each of `micro` sequences
     micro = math.ceil(batch / in_flight)
-    touched = 1.0
-    if s.moe:
-        touched = 1.0 - (1.0 - s.experts_active / s.experts) ** micro  # share of experts some token routes to
+    touched = experts_touched(s, micro)
     # the routed experts as the device's measured MoE operator runs them (their weights, products and
     # rows' traffic), where one was timed; the rest of the layer as before
     experts = moe_layer_s(w, s, e, lay, micro)
@@ -355,6 +353,22 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     step = (lay.pp * (max(memory, compute) + attention + moe_s) + kernels + comm
             + (e.step_overhead_s if server else 0.0))
     return step, ("compute" if compute > memory + attention else "memory bandwidth"), weights + kv / in_flight
+
+
+def experts_touched(s: Shape, rows: float) -> float:
+    """The share of a mixture of experts' routed experts that `rows` tokens select together, each
+    choosing `experts_active` of `experts` (balanced routing); 1.0 for a dense model."""
+    if not s.moe:
+        return 1.0
+    return 1.0 - (1.0 - s.experts_active / s.experts) ** rows
+
+
+def weights_read_gb(w: Workload, s: Shape, lay: Layout, batch: int) -> float:
+    """The weights one device reads in a decode step of `batch` sequences (one micro-batch's, with a
+    pipeline): what it holds, less the routed experts no token of the step selects."""
+    micro = math.ceil(batch / min(batch, lay.pp))
+    return device_params(s, lay.tp, lay.pp, lay.dp_attention, experts_touched(s, micro)) \
+        * weight_bytes_per_param(w) / 1e9
 
 
 def product_shape(s: Shape, e: Engine, tp: int, rows: float, compute_only: bool = False,
