@@ -185,3 +185,31 @@ def test_the_fingerprint_covers_the_synced_files_and_not_the_kernel_tables(tmp_p
     monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self) or original(self))
     sync.fingerprint(data)
     assert acc in read and not [p for p in read if "kernels" in p.parts]
+
+
+def test_the_start_up_snapshot_reads_an_older_schema_as_the_full_catalogue_does(catalogue, tmp_path):
+    """The stdlib snapshot takes each record's fields, origin, sources, derived figures and audit
+    columns in the full catalogue's order; booleans stay booleans; from a database older than a
+    column (a field, the team schema's audit columns) the field reads None and the audit defaults."""
+    from gpudesk.core import paths
+    from gpudesk.core.catalogue.reading import AUDIT_DEFAULTS, read_kind
+
+    full = catalogue.items("accelerators")
+    with sqlite3.connect(paths.database_path()) as conn:
+        now = read_kind(conn, "accelerators")
+    assert now == full and [list(r) for r in now] == [list(r) for r in full]
+    assert {type(r["memory_shared"]) for r in now if r["memory_shared"] is not None} == {bool}
+
+    old = tmp_path / "old.sqlite3"
+    shutil.copy(paths.database_path(), old)
+    with sqlite3.connect(old) as conn:
+        for column in ("memory_shared", "added_by", "added_at", "updated_by", "version"):
+            conn.execute(f"ALTER TABLE accelerators DROP COLUMN {column}")
+    with sqlite3.connect(old) as conn:
+        then = read_kind(conn, "accelerators")
+    assert [list(r) for r in then] == [list(r) for r in full]  # the same keys in the same order
+    for was, row in zip(full, then):
+        assert row["memory_shared"] is None
+        assert {k: row[k] for k in AUDIT_DEFAULTS} == AUDIT_DEFAULTS
+        assert {k: v for k, v in row.items() if k not in ("memory_shared", *AUDIT_DEFAULTS)} == \
+            {k: v for k, v in was.items() if k not in ("memory_shared", *AUDIT_DEFAULTS)}

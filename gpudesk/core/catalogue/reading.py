@@ -13,6 +13,7 @@ import logging
 import sqlite3
 import threading
 from contextlib import closing
+from operator import itemgetter
 from pathlib import Path
 
 from gpudesk.core.catalogue.derived import describe as describe_derived
@@ -356,25 +357,29 @@ def read_kind(conn: sqlite3.Connection, kind: str) -> list[dict]:
     where the table predates it), origin, field_sources, derived, updated_at and the audit columns."""
     cursor = conn.execute(f"SELECT * FROM {TABLE_NAMES[kind]} ORDER BY id")  # noqa: S608 - fixed names
     at = {column[0]: i for i, column in enumerate(cursor.description)}
-    fields = [(spec.name, at.get(spec.name), spec.type == "bool") for spec in KINDS[kind]]
-    origin, updated = at["origin"], at["updated_at"]
+    absent = len(at)  # a column the table lacks reads the None appended to each row
+    # the keys in the full catalogue's order: the fields, origin, field_sources, derived, then when and by whom
+    head = [spec.name for spec in KINDS[kind]] + ["origin"]
+    tail = ["updated_at", *AUDIT_COLUMNS]
+    pick_head = itemgetter(*(at.get(name, absent) for name in head))
+    pick_tail = itemgetter(*(at.get(name, absent) for name in tail))
+    bools = [spec.name for spec in KINDS[kind] if spec.type == "bool"]
+    defaults = {column: AUDIT_DEFAULTS[column] for column in AUDIT_COLUMNS if column not in at}  # before the team schema
     sources = at.get("field_sources") if kind != "sources" else None
     derived = at.get("derived")
-    audit = [(column, at.get(column), AUDIT_DEFAULTS[column]) for column in AUDIT_COLUMNS]  # absent before the team schema
     out = []
     for row in cursor.fetchall():
-        record = {}
-        for name, i, is_bool in fields:
-            value = row[i] if i is not None else None
-            record[name] = bool(value) if is_bool and value is not None else value
-        record["origin"] = row[origin]
+        row += (None,)
+        record = dict(zip(head, pick_head(row)))
+        for name in bools:
+            if record[name] is not None:
+                record[name] = bool(record[name])
         raw = row[sources] if sources is not None else None
         record["field_sources"] = dict(json.loads(raw)) if raw else {}
         if derived is not None:
             record["derived"] = dict(json.loads(row[derived])) if row[derived] else {}
-        record["updated_at"] = row[updated]
-        for column, i, default in audit:
-            record[column] = row[i] if i is not None else default
+        record.update(zip(tail, pick_tail(row)))
+        record.update(defaults)
         out.append(record)
     return out
 
