@@ -7,7 +7,6 @@ start-up pay only for what they use.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 
@@ -356,6 +355,8 @@ def _database_file(args):
 
 
 def _print_json(data) -> None:
+    import json  # not for the window's start-up
+
     json.dump(data, sys.stdout, indent=2, ensure_ascii=False, allow_nan=False)
     sys.stdout.write("\n")
 
@@ -728,6 +729,8 @@ def _measurements_export(path, kind: str, versus, acc: str | None) -> int:
 
         doc = export_measurements([v.measurement for v in versus], description="exported by `gpudesk measurements "
                                   "export`" + (f" (accelerator {acc})" if acc else ""))
+        import json
+
         atomic_write_text(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         n = len(versus)
     print(f"wrote {n:,} measurement(s) to {path}", file=sys.stderr)

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMainWindow,
-    QMessageBox,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -163,9 +162,7 @@ class MainWindow(QMainWindow):
     def _catalogue_failed(self, message: str) -> None:
         self.catalogue_status.setText("Catalogue unavailable")
         self.catalogueFailed.emit(message)
-        QMessageBox.critical(self, "Cannot open the catalogue",
-                             f"gpudesk could not open its catalogue database.\n\n{message}\n\n"
-                             f"Log: {paths.log_dir() / 'gpudesk.log'}")
+        recovery.cannot_open(self, message)
 
     def _catalogue_damaged(self, error) -> None:
         """Ask what to do about a damaged database; nothing is changed before the user answers."""

@@ -303,3 +303,21 @@ def test_every_page_fits_a_1280_pixel_screen_and_compares_toolbar_stays_side_by_
     assert bar.preset.width() >= 120
     # the toolbar never sets the window's width: the picker gives way (it asked 862 pixels in all)
     assert bar.minimumSizeHint().width() <= 700, bar.minimumSizeHint().width()
+
+
+def test_a_catalogue_that_cannot_open_says_why_and_where_the_log_is(qtbot, monkeypatch, catalogue):
+    from PySide6.QtWidgets import QMessageBox
+
+    from gpudesk.core import paths
+
+    said = []
+    monkeypatch.setattr(QMessageBox, "critical", lambda parent, title, text: said.append((parent, title, text)))
+    win = MainWindow()
+    qtbot.addWidget(win)
+    with qtbot.waitSignal(win.catalogueFailed) as failed:
+        win._catalogue_failed("OperationalError: unable to open database file")
+    assert failed.args == ["OperationalError: unable to open database file"]
+    assert win.catalogue_status.text() == "Catalogue unavailable"
+    (parent, title, text), = said
+    assert parent is win and title == "Cannot open the catalogue"
+    assert "OperationalError: unable to open database file" in text and str(paths.log_dir() / "gpudesk.log") in text

@@ -3,8 +3,6 @@ anything else is taken for benchmark results and opens the import."""
 
 from __future__ import annotations
 
-import json
-
 
 def open_dropped(window, paths: list[str]) -> None:
     scenarios = [p for p in paths if is_scenario(p)]
@@ -16,6 +14,8 @@ def open_dropped(window, paths: list[str]) -> None:
 
 
 def open_scenario_file(window, path: str) -> None:
+    import json  # when a file is dropped, not in the window's first frame
+
     try:
         with open(path, encoding="utf-8") as handle:
             doc = json.load(handle)

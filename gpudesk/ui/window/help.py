@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QMessageBox
-
 from gpudesk import APP_DISPLAY_NAME, __version__
 from gpudesk.core import paths
 
@@ -54,6 +52,7 @@ def show_about(window) -> None:
 
     from PySide6 import __version__ as pyside_version
     from PySide6.QtCore import qVersion
+    from PySide6.QtWidgets import QMessageBox  # created when first used, not in the first frame
 
     cat = window.catalogue
     catalogue = f"version {cat.version}, released {cat.released}" if cat else "not loaded"

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QMessageBox
 
 log = logging.getLogger("gpudesk.ui.main_window")
 
@@ -17,6 +20,8 @@ LOCAL_COPY, THIS_COMPUTER, RETRY, QUIT = "local copy", "this computer", "retry",
 
 def ask(window, error) -> QMessageBox:
     """Show the choices; the answer is carried out by `choose` (tests call it directly)."""
+    from PySide6.QtWidgets import QMessageBox  # created when first used, not in the first frame
+
     from gpudesk.core.catalogue import team
 
     window.catalogue_status.setText("Team catalogue unreachable")

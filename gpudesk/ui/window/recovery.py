@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication
 
 from gpudesk.core import paths
 
@@ -25,7 +25,18 @@ def ask(window, error) -> None:
     dialog.open()
 
 
+def cannot_open(window, message: str) -> None:
+    """The catalogue could not be opened at all: say why and where the log is."""
+    from PySide6.QtWidgets import QMessageBox  # created when first used, not in the first frame
+
+    QMessageBox.critical(window, "Cannot open the catalogue",
+                         f"gpudesk could not open its catalogue database.\n\n{message}\n\n"
+                         f"Log: {paths.log_dir() / 'gpudesk.log'}")
+
+
 def recover(window, dialog, database) -> None:
+    from PySide6.QtWidgets import QMessageBox  # created when first used, not in the first frame
+
     from gpudesk.core.catalogue.backup import restore_backup
     from gpudesk.core.catalogue.repair import rebuild
     from gpudesk.ui.widgets.recovery import QUIT, RESTORE
