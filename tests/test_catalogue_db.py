@@ -213,3 +213,34 @@ def test_the_start_up_snapshot_reads_an_older_schema_as_the_full_catalogue_does(
         assert {k: row[k] for k in AUDIT_DEFAULTS} == AUDIT_DEFAULTS
         assert {k: v for k, v in row.items() if k not in ("memory_shared", *AUDIT_DEFAULTS)} == \
             {k: v for k, v in was.items() if k not in ("memory_shared", *AUDIT_DEFAULTS)}
+
+
+def test_the_start_up_snapshot_of_an_incomplete_or_odd_database(catalogue, tmp_path, caplog):
+    """Empty JSON cells read as no sources and no derived figures, a preset with an empty spec as its name
+    and description alone; a database without a version or without accelerators gives no snapshot
+    (the full open creates, migrates or reports it), and a file that is no database says why in the log."""
+    from gpudesk.core import paths
+    from gpudesk.core.catalogue.reading import read_snapshot
+
+    odd = tmp_path / "odd.sqlite3"
+    shutil.copy(paths.database_path(), odd)
+    with sqlite3.connect(odd) as conn:
+        conn.execute("UPDATE accelerators SET field_sources = '', derived = '' WHERE id = 'h100-sxm5-80gb'")
+        conn.execute("UPDATE workload_presets SET spec = '' WHERE id = (SELECT MIN(id) FROM workload_presets)")
+    snapshot = read_snapshot(odd)
+    row = next(r for r in snapshot.items("accelerators") if r["id"] == "h100-sxm5-80gb")
+    assert row["field_sources"] == {} and row["derived"] == {}
+    first = snapshot.presets()[0]
+    assert set(first) == {"id", "name", "description"} and first["id"] == min(p["id"] for p in catalogue.presets())
+
+    for damage in ("DELETE FROM accelerators", "DELETE FROM catalogue_meta WHERE key = 'version'"):
+        shutil.copy(paths.database_path(), odd)
+        with sqlite3.connect(odd) as conn:
+            conn.execute(damage)
+        assert read_snapshot(odd) is None, damage
+
+    junk = tmp_path / "junk.sqlite3"
+    junk.write_bytes(b"not a database")
+    with caplog.at_level("INFO", logger="gpudesk.core.catalogue.reading"):
+        assert read_snapshot(junk) is None
+    assert [r.getMessage() for r in caplog.records] == [f"no start-up snapshot of {junk}: file is not a database"]

@@ -234,8 +234,11 @@ def test_the_weights_a_decode_step_reads_are_said_as_decode_step_counts_them():
     w = replace(W, params=10_000.0)
     assert SV.experts_touched(moe, 1) == 0.25 and SV.experts_touched(moe, 2) == pytest.approx(7 / 16)
     assert SV.experts_touched(S, 5) == 1.0  # dense
-    assert SV.weights_read_gb(w, moe, ONE, 1) * 1e9 == pytest.approx(2 * (5392 + 4608 / 4))
+    assert SV.weights_read_gb(w, moe, ONE, 1) == pytest.approx(2 * (5392 + 4608 / 4) / 1e9, rel=1e-12)
     assert SV.weights_read_gb(w, moe, ONE, 2) * 1e9 == pytest.approx(2 * (5392 + 4608 * 7 / 16))
+    # data-parallel attention over 2: the dense part whole on each device, the touched experts halved
+    assert SV.weights_read_gb(w, moe, Layout(2, 1, 1, dp_attention=True), 1) * 1e9 == \
+        pytest.approx(2 * (5392 + 4608 / 4 / 2))
     # a pipeline of 2 runs 2 micro-batches of one sequence: each reads a quarter of the experts
     assert SV.weights_read_gb(w, moe, Layout(1, 2, 1), 2) * 1e9 == pytest.approx(2 * (5392 + 4608 / 4) / 2)
     held = serving_weights_gb(w, moe, 1, 1)
@@ -243,6 +246,9 @@ def test_the_weights_a_decode_step_reads_are_said_as_decode_step_counts_them():
     text = I._weights_read_text(w, moe, m)
     assert "44% of the experts at 2 sequence(s), 1 of 4 per token" in text
     assert f"{2 * (5392 + 4608 * 7 / 16) / 1e9:.2f} of the {held:.2f} GB a device holds" in text
+    # a pipeline of 2 runs the 2 sequences as two micro-batches of one: a quarter of the experts each
+    piped = replace(m, layout=Layout(1, 2, 1))
+    assert "25% of the experts at 2 sequence(s)" in I._weights_read_text(w, moe, piped)
     dense = replace(m, weights_gb=2.0)
     assert I._weights_read_text(W, S, dense) == "the weights (2.00 GB per device)"
 

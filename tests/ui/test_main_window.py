@@ -97,7 +97,14 @@ def test_snapshot_reads_a_kind_when_first_asked_and_the_rest_on_request(catalogu
     assert lazy.count("systems") == len(catalogue.items("systems"))  # counted with the snapshot
     with caplog.at_level("WARNING", logger="gpudesk.core.catalogue.reading"):
         assert lazy.items("systems") == []
-    assert "could not read systems" in caplog.text
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert said == [f"the start-up snapshot could not read systems from {copy}: unable to open database file"]
+    with pytest.raises(KeyError, match="unknown catalogue kind 'gpus'"):
+        lazy.count("gpus")
+    presets = lazy.presets()
+    presets[0]["name"] = "changed"
+    presets[0].setdefault("cluster", []).append("changed")
+    assert lazy.presets() == catalogue.presets()  # a copy each time, not the snapshot's own
 
     shutil.copy(paths.database_path(), copy)
     whole = read_snapshot(copy)

@@ -336,10 +336,10 @@ class Snapshot(CatalogueReader):
             self.items(kind)
 
     def count(self, kind: str) -> int:
+        if kind not in self._counts:
+            return super().count(kind)  # an unknown kind: refused as items() refuses it
         with self._lock:
-            if kind in self._records:
-                return len(self._records[kind])
-        return self._counts[kind] if kind in self._counts else super().count(kind)
+            return len(self._records[kind]) if kind in self._records else self._counts[kind]
 
     def _meta(self, key: str) -> str | None:
         return self._meta_values.get(key)
@@ -365,7 +365,7 @@ def read_kind(conn: sqlite3.Connection, kind: str) -> list[dict]:
     pick_tail = itemgetter(*(at.get(name, absent) for name in tail))
     bools = [spec.name for spec in KINDS[kind] if spec.type == "bool"]
     defaults = {column: AUDIT_DEFAULTS[column] for column in AUDIT_COLUMNS if column not in at}  # before the team schema
-    sources = at.get("field_sources") if kind != "sources" else None
+    sources = at.get("field_sources")  # every table but the sources' own
     derived = at.get("derived")
     out = []
     for row in cursor.fetchall():
