@@ -305,8 +305,9 @@ def neg_date(text: str) -> str:
 
 class Snapshot(CatalogueReader):
     """The catalogue as stored on disk, read with sqlite3 (read-only) a kind at a time, when first
-    asked for: the window's first table needs one kind of eleven. `read_all()` reads the rest (the
-    start-up loader calls it once the first table is painted, before the full catalogue opens)."""
+    asked for: the window's first screen needs four kinds of eleven (the accelerators, their prices,
+    the sources and the selected row's cloud offers). `read_all()` reads the rest (the start-up
+    loader calls it once that screen is painted, before the full catalogue opens)."""
 
     read_only = True
 
