@@ -79,6 +79,7 @@ def test_snapshot_reads_a_kind_when_first_asked_and_the_rest_on_request(catalogu
     nothing depends on the file afterwards. A kind it cannot read is empty and logged, never raised
     (the full catalogue, opening meanwhile, reports real problems)."""
     import shutil
+    import sqlite3
 
     from gpudesk.core import paths
     from gpudesk.core.catalogue.fields import KINDS
@@ -105,6 +106,16 @@ def test_snapshot_reads_a_kind_when_first_asked_and_the_rest_on_request(catalogu
     presets[0]["name"] = "changed"
     presets[0].setdefault("cluster", []).append("changed")
     assert lazy.presets() == catalogue.presets()  # a copy each time, not the snapshot's own
+
+    # a kind read after the file changed is counted as read, so the counts match the tables shown
+    shutil.copy(paths.database_path(), copy)
+    changed = read_snapshot(copy)
+    with sqlite3.connect(copy) as conn:
+        conn.execute("DELETE FROM systems WHERE id = (SELECT MIN(id) FROM systems)")
+    assert changed.count("systems") == len(catalogue.items("systems"))  # as counted when opened
+    shown = changed.items("systems")  # read now, from the changed file
+    assert changed.count("systems") == len(shown) == len(catalogue.items("systems")) - 1
+    conn.close()
 
     shutil.copy(paths.database_path(), copy)
     whole = read_snapshot(copy)
