@@ -21,15 +21,19 @@ def test_start_up_shows_the_stored_catalogue_first_then_the_full_one(qtbot, cata
 
     win = MainWindow()
     qtbot.addWidget(win)
-    seen, waiting = [], []
+    seen, waiting, read = [], [], []
     win.catalogue_view.populated.connect(lambda: seen.append((type(win.catalogue_view.catalogue),
                                                               win.catalogue_view.add_button.isEnabled())))
+    win.catalogue_view.populated.connect(lambda: read.append(getattr(win.catalogue_view.catalogue, "kinds_read", None)))
     # the loader reads on (the rest of the snapshot, SQLAlchemy) only once the snapshot's table is up
     win.catalogue_view.populated.connect(lambda: waiting.append(not win._loader.preview_shown.is_set()))
     with qtbot.waitSignal(win.catalogueReady, timeout=20000):
         win.show()
         win.start()
     assert seen[0] == (Snapshot, False) and waiting[0]
+    # the first screen reads four of the eleven kinds (not the 1,035 cloud prices): the table, its
+    # price column, and the first row's detail with its sources and cloud offers
+    assert read[0] == {"accelerators", "prices", "sources", "cloud"}
     assert win.catalogue_view.model.rowCount() >= 45
     assert win.wait_loaded()
     assert seen[-1][0] is not Snapshot and seen[-1][1] is True

@@ -336,6 +336,12 @@ class Snapshot(CatalogueReader):
         for kind in KINDS:
             self.items(kind)
 
+    @property
+    def kinds_read(self) -> set[str]:
+        """The kinds read from the file so far."""
+        with self._lock:
+            return set(self._records)
+
     def count(self, kind: str) -> int:
         if kind not in self._counts:
             return super().count(kind)  # an unknown kind: refused as items() refuses it
