@@ -718,6 +718,8 @@ def _plain(value):
 
 
 def _measurements_export(path, kind: str, versus, acc: str | None) -> int:
+    import json
+
     from gpudesk.core.fileio import atomic_write_text
 
     if kind == "csv":
@@ -729,8 +731,6 @@ def _measurements_export(path, kind: str, versus, acc: str | None) -> int:
 
         doc = export_measurements([v.measurement for v in versus], description="exported by `gpudesk measurements "
                                   "export`" + (f" (accelerator {acc})" if acc else ""))
-        import json
-
         atomic_write_text(path, json.dumps(doc, indent=1, ensure_ascii=False) + "\n")
         n = len(versus)
     print(f"wrote {n:,} measurement(s) to {path}", file=sys.stderr)

@@ -3,7 +3,6 @@ timed in three cases, explained in words (the physics is in serving.py)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 from gpudesk.core.estimate import constants as C
@@ -22,6 +21,7 @@ from gpudesk.core.estimate.serving import (
     experts_touched,
     inference_peak,
     layouts,
+    micro_batch,
     moe_curves_for,
     serve,
     serving_weights_gb,
@@ -244,7 +244,7 @@ def _weights_read_text(w, s, m: Serving) -> str:
     read = weights_read_gb(w, s, m.layout, m.batch)
     if not s.moe:
         return f"the weights ({m.weights_gb:.2f} GB per device)"
-    share = experts_touched(s, math.ceil(m.batch / min(m.batch, m.layout.pp)))
+    share = experts_touched(s, micro_batch(m.layout, m.batch))
     return (f"the dense weights and the routed experts the step's tokens select ({share:.0%} of the experts at "
             f"{m.batch} sequence(s), {s.experts_active} of {s.experts} per token: {read:.2f} of the {m.weights_gb:.2f} GB "
             f"a device holds)")
@@ -256,7 +256,8 @@ def _assumptions(w, s, device, m: Serving) -> list[str]:
     users = max(1, w.concurrency)
     out = [
         f"Serving layout: {_layout_text(m.layout)}; the layout with the highest output throughput whose weights fit.",
-        f"Decoding reads {_weights_read_text(w, s, m)} and each running sequence's KV cache once per step at {stream:.0%} of {device.mem_bandwidth_gbs:,.0f} GB/s ({stream_basis}), "
+        f"Decoding reads {_weights_read_text(w, s, m)} and each running sequence's KV cache once per step at "
+        f"{stream:.0%} of {device.mem_bandwidth_gbs:,.0f} GB/s ({stream_basis}), "
         f"plus {_kernels_text(w, profile, m.batch)}"
         + ("; quantised weights are dequantised on the vector units." if w.precision in C.QUANTISED + ("int8",) else "."),
         capacity_basis(device) + ".",

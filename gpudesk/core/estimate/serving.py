@@ -28,6 +28,7 @@ from gpudesk.core.estimate.comm import place
 from gpudesk.core.estimate.compute import gemm_curve
 from gpudesk.core.estimate.kernels import GemmCurve, measured_all_reduce, shape_factor
 from gpudesk.core.estimate.memory import (
+    GB,
     capacity_gb,
     device_params,
     kv_gb_per_sequence,
@@ -315,7 +316,7 @@ def decode_step(w: Workload, s: Shape, e: Engine, topo: Topology, lay: Layout, b
     the batch's KV reads and arithmetic over the stages."""
     split = lay.tp * lay.pp
     in_flight = min(batch, lay.pp)  # micro-batches, each of `micro` sequences
-    micro = math.ceil(batch / in_flight)
+    micro = micro_batch(lay, batch)
     touched = experts_touched(s, micro)
     # the routed experts as the device's measured MoE operator runs them (their weights, products and
     # rows' traffic), where one was timed; the rest of the layer as before
@@ -363,12 +364,16 @@ def experts_touched(s: Shape, rows: float) -> float:
     return 1.0 - (1.0 - s.experts_active / s.experts) ** rows
 
 
+def micro_batch(lay: Layout, batch: int) -> int:
+    """Sequences in each micro-batch of a decode step: a pipeline keeps min(batch, pp) in flight."""
+    return math.ceil(batch / min(batch, lay.pp))
+
+
 def weights_read_gb(w: Workload, s: Shape, lay: Layout, batch: int) -> float:
     """The weights one device reads in a decode step of `batch` sequences (one micro-batch's, with a
     pipeline): what it holds, less the routed experts no token of the step selects."""
-    micro = math.ceil(batch / min(batch, lay.pp))
-    return device_params(s, lay.tp, lay.pp, lay.dp_attention, experts_touched(s, micro)) \
-        * weight_bytes_per_param(w) / 1e9
+    touched = experts_touched(s, micro_batch(lay, batch))
+    return device_params(s, lay.tp, lay.pp, lay.dp_attention, touched) * weight_bytes_per_param(w) / GB
 
 
 def product_shape(s: Shape, e: Engine, tp: int, rows: float, compute_only: bool = False,
